@@ -1,0 +1,7 @@
+"""Actors: an `ActorCore` (pure policy functions) run by a `GenericActor` (the stateful shell)."""
+
+from acmelike.actors.actor_core import ActorCore
+from acmelike.actors.cores import categorical_policy_core, epsilon_greedy_core
+from acmelike.actors.generic_actor import GenericActor
+
+__all__ = ["ActorCore", "GenericActor", "categorical_policy_core", "epsilon_greedy_core"]

@@ -1,0 +1,66 @@
+"""GenericActor: runs an ActorCore, keeps its state and parameters, and feeds an adder."""
+
+from typing import Optional
+
+import dm_env
+import jax
+import numpy as np
+
+from acmelike import core
+from acmelike.actors.actor_core import ActorCore
+from acmelike.adders.base import Adder
+from acmelike.variables import VariableClient
+
+
+class GenericActor(core.Actor):
+    """An `Actor` from an `ActorCore`.
+
+        actor = GenericActor(core, random_key, VariableClient(learner, "policy"), adder)
+        actor.observe_first(timestep)
+        action = actor.select_action(timestep.observation)
+
+    Args:
+      actor_core: the pure policy functions.
+      random_key: seeds the core's state.
+      variable_client: serves parameters; `update()` is forwarded to it. None for parameter-free cores.
+      adder: receives each step with the core's extras; None for evaluation actors.
+      jit: compile `select_action` (disable only to debug).
+      backend: the JAX backend the policy runs on (actors are usually cheapest on CPU).
+    """
+
+    def __init__(
+        self,
+        actor_core: ActorCore,
+        random_key,
+        variable_client: Optional[VariableClient],
+        adder: Optional[Adder] = None,
+        jit: bool = True,
+        backend: Optional[str] = "cpu",
+    ):
+        self._core = actor_core
+        self._variable_client = variable_client
+        self._adder = adder
+        self._select_action = jax.jit(actor_core.select_action, backend=backend) if jit else actor_core.select_action
+        self._get_extras = actor_core.get_extras
+        self._state = actor_core.init(random_key)
+
+    @property
+    def _params(self):
+        return self._variable_client.params if self._variable_client is not None else None
+
+    def select_action(self, observation):
+        action, self._state = self._select_action(self._params, observation, self._state)
+        return np.asarray(action)
+
+    def observe_first(self, timestep: dm_env.TimeStep) -> None:
+        if self._adder is not None:
+            self._adder.add_first(timestep)
+
+    def observe(self, action, next_timestep: dm_env.TimeStep) -> None:
+        if self._adder is not None:
+            extras = jax.tree_util.tree_map(np.asarray, self._get_extras(self._state))
+            self._adder.add(action, next_timestep, extras)
+
+    def update(self, wait: bool = False) -> None:
+        if self._variable_client is not None:
+            self._variable_client.update(wait)

@@ -1,0 +1,211 @@
+"""What the Reverb adders share: the episode guard, priorities, prompt flushing, and `Step` writing.
+
+Reverb itself is never imported here: the `TrajectoryWriter` comes from the client the caller passes in, and
+TensorFlow is imported only inside the `signature` helpers (see DESIGN.md, "lazy, honest imports").
+"""
+
+from typing import Callable, Mapping, Optional, Sequence, Union
+
+import dm_env
+import jax
+import numpy as np
+
+from acmelike.types import NestedArray, NestedSpec, Step
+
+PriorityFn = Callable[[NestedArray], float]
+PriorityFns = Optional[Mapping[str, Optional[PriorityFn]]]
+
+
+def as_float32(value) -> np.ndarray:
+    """Rewards and discounts are stored as float32 whatever the environment returns (dm_env gives Python floats)."""
+    return np.asarray(value, dtype=np.float32)
+
+
+def tensor_spec(spec, dtype=None, time_dim: Union[int, None, str] = "none"):
+    """A tf.TensorSpec from a dm_env spec; `time_dim` (an int or None) prepends a time axis unless left "none"."""
+    import tensorflow as tf  # lazy: see module docstring
+
+    shape = tuple(spec.shape) if time_dim == "none" else (time_dim, *spec.shape)
+    return tf.TensorSpec(shape=shape, dtype=dtype or spec.dtype)
+
+
+def step_signature(environment_spec, extras_spec: NestedSpec = (), sequence_length: Optional[int] = None) -> Step:
+    """The tf.TensorSpec tree of one `Step` item with a leading time axis of `sequence_length` (None: variable)."""
+    import tensorflow as tf  # lazy: see module docstring
+
+    def timed(spec, dtype=None):
+        return tensor_spec(spec, dtype=dtype, time_dim=sequence_length)
+
+    return Step(
+        observation=jax.tree_util.tree_map(timed, environment_spec.observations),
+        action=jax.tree_util.tree_map(timed, environment_spec.actions),
+        reward=timed(environment_spec.rewards, tf.float32),
+        discount=timed(environment_spec.discounts, tf.float32),
+        start_of_episode=tf.TensorSpec(shape=(sequence_length,), dtype=tf.bool),
+        extras=jax.tree_util.tree_map(timed, extras_spec),
+    )
+
+
+class ReverbAdder:
+    """Base of the Reverb adders: validates calls, computes priorities, creates items, keeps them flowing.
+
+    Subclasses implement `_begin(timestep)`, `_step(action, next_timestep, extras)` and `_clear()`.
+    Every `_create_items` call is followed by `writer.flush(block_until_num_items=max_in_flight_items)`, so at
+    most `max_in_flight_items` items per adder wait unconfirmed; the episode end flushes all of them.
+    """
+
+    def __init__(
+        self,
+        *,
+        client,
+        table_names: Union[str, Sequence[str]],
+        priority_fns: PriorityFns,
+        num_keep_alive_refs: int,
+        max_in_flight_items: int,
+    ):
+        name = type(self).__name__
+        table_names = (table_names,) if isinstance(table_names, str) else tuple(table_names)
+        if not table_names:
+            raise ValueError(f"{name} needs at least one table name in table_names, got {table_names!r}.")
+        unknown = set(priority_fns or {}) - set(table_names)
+        if unknown:
+            raise ValueError(
+                f"{name}: priority_fns names tables {sorted(unknown)} that are not in table_names {list(table_names)}."
+            )
+        if max_in_flight_items < 0:
+            raise ValueError(f"{name}: max_in_flight_items must be >= 0, got {max_in_flight_items}.")
+        self._table_names = table_names
+        self._priority_fns = dict(priority_fns or {})
+        self._max_in_flight_items = max_in_flight_items
+        self._writer = client.trajectory_writer(num_keep_alive_refs=num_keep_alive_refs)
+        self._in_episode = False
+        self._extras_structure = None
+
+    # The Adder protocol.
+
+    def add_first(self, timestep: dm_env.TimeStep) -> None:
+        if not timestep.first():
+            raise ValueError(
+                f"{type(self).__name__}.add_first expects a first timestep (StepType.FIRST, from dm_env.restart), "
+                f"but received step_type {timestep.step_type!r}."
+            )
+        if self._in_episode:  # the previous episode was cut short: drop it
+            self.reset()
+        self._begin(timestep)
+        self._in_episode = True
+
+    def add(self, action: NestedArray, next_timestep: dm_env.TimeStep, extras: NestedArray = ()) -> None:
+        name = type(self).__name__
+        if not self._in_episode:
+            raise ValueError(
+                f"{name}.add was called before add_first: expected add_first(timestep) at the start of every "
+                f"episode (also after a last timestep), but received add() with a timestep of step_type "
+                f"{next_timestep.step_type!r}."
+            )
+        if next_timestep.first():
+            raise ValueError(f"{name}.add expects a mid-episode or last timestep, but received a first timestep.")
+        structure = jax.tree_util.tree_structure(extras)
+        if self._extras_structure is None:
+            self._extras_structure = structure
+        elif structure != self._extras_structure:
+            raise ValueError(
+                f"{name}: the structure of extras changed: expected {self._extras_structure} (as in the first "
+                f"add call), but received {structure}."
+            )
+        self._step(action, next_timestep, extras)
+        if next_timestep.last():
+            self._in_episode = False
+
+    def reset(self) -> None:
+        """Drops the partial episode; items already created are still sent."""
+        self._writer.end_episode(clear_buffers=True)
+        self._in_episode = False
+        self._clear()
+
+    # Helpers for subclasses.
+
+    def _create_items(self, trajectory) -> None:
+        """One item per table referencing `trajectory` (a tree of TrajectoryColumns), then a bounded flush."""
+        as_numpy = None
+        for table in self._table_names:
+            priority_fn = self._priority_fns.get(table)
+            priority = 1.0
+            if priority_fn is not None:
+                if as_numpy is None:
+                    as_numpy = jax.tree_util.tree_map(lambda column: column.numpy(), trajectory)
+                priority = float(priority_fn(as_numpy))
+            self._writer.create_item(table=table, priority=priority, trajectory=trajectory)
+        self._writer.flush(block_until_num_items=self._max_in_flight_items)
+
+    def _begin(self, timestep: dm_env.TimeStep) -> None:
+        raise NotImplementedError
+
+    def _step(self, action, next_timestep: dm_env.TimeStep, extras) -> None:
+        raise NotImplementedError
+
+    def _clear(self) -> None:
+        raise NotImplementedError
+
+
+class StepAdder(ReverbAdder):
+    """Writes one `Step` per action plus the final-observation step; subclasses decide which items to create.
+
+    The writer's row t holds Step(o_t, a_t, r_t, d_t, start_of_episode_t, extras_t): the observation opens the
+    row (a partial step) and the action closes it with the reward and discount of the timestep that followed.
+    The last row of an episode holds the last observation, start_of_episode False and zeros elsewhere.
+    Subclasses implement `_step_completed()` (called after every complete row, the final one included) and
+    `_episode_ended()`.
+    """
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self._zero_step = None  # a Step of zeros shaped like this episode's steps
+
+    def _begin(self, timestep):
+        self._writer.append(
+            {"observation": timestep.observation, "start_of_episode": np.asarray(True)}, partial_step=True
+        )
+
+    def _step(self, action, next_timestep, extras):
+        completion = {
+            "action": action,
+            "reward": as_float32(next_timestep.reward),
+            "discount": as_float32(next_timestep.discount),
+            "extras": extras,
+        }
+        self._writer.append(completion)
+        self._step_completed()
+        zeros = jax.tree_util.tree_map(np.zeros_like, completion)
+        self._zero_step = {
+            **zeros,
+            "observation": jax.tree_util.tree_map(np.zeros_like, next_timestep.observation),
+            "start_of_episode": np.asarray(False),
+        }
+        if next_timestep.last():
+            self._writer.append({**zeros, "observation": next_timestep.observation, "start_of_episode": np.asarray(False)})
+            self._step_completed()
+            self._episode_ended()
+        else:
+            self._writer.append(
+                {"observation": next_timestep.observation, "start_of_episode": np.asarray(False)}, partial_step=True
+            )
+
+    def _append_zero_steps(self, count: int) -> None:
+        for _ in range(count):
+            self._writer.append(self._zero_step)
+
+    def _last_steps(self, length: int) -> Step:
+        """The last `length` complete rows of the writer's history as a Step of TrajectoryColumns."""
+        history = self._writer.history
+        return Step(
+            **{
+                field: jax.tree_util.tree_map(lambda column: column[-length:], history.get(field, ()))
+                for field in Step._fields
+            }
+        )
+
+    def _step_completed(self) -> None:
+        raise NotImplementedError
+
+    def _episode_ended(self) -> None:
+        raise NotImplementedError

@@ -1,0 +1,51 @@
+"""Prefetcher: pulls batches on a background thread so the caller can ask, without blocking, whether one is ready."""
+
+import queue
+import threading
+from typing import Iterator, TypeVar
+
+T = TypeVar("T")
+
+_END = object()
+
+
+class Prefetcher(Iterator[T]):
+    """Wraps an iterator; a daemon thread keeps up to `buffer_size` elements ready.
+
+    `ready()` tells whether `next()` would return at once. An exception raised by the wrapped iterator is
+    re-raised by `next()` in the caller's thread, so failures are not lost on the background thread.
+    """
+
+    def __init__(self, iterator: Iterator[T], buffer_size: int = 2):
+        self._iterator = iterator
+        self._buffer: queue.Queue = queue.Queue(maxsize=buffer_size)
+        self._retrieved = 0
+        self._thread = threading.Thread(target=self._fill, name="acmelike-prefetch", daemon=True)
+        self._thread.start()
+
+    def _fill(self):
+        try:
+            for element in self._iterator:
+                self._buffer.put(element)
+        except BaseException as error:  # noqa: BLE001 - handed to the consumer thread
+            self._buffer.put(error)
+            return
+        self._buffer.put(_END)
+
+    def ready(self) -> bool:
+        return not self._buffer.empty()
+
+    @property
+    def retrieved_elements(self) -> int:
+        return self._retrieved
+
+    def __next__(self) -> T:
+        element = self._buffer.get()
+        if element is _END:
+            self._buffer.put(_END)
+            raise StopIteration
+        if isinstance(element, BaseException):
+            self._buffer.put(element)
+            raise element
+        self._retrieved += 1
+        return element

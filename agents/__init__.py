@@ -1,0 +1,1 @@
+"""Complete agents, each an `ActorLearnerBuilder` plus its config, networks and learning step."""

