@@ -17,9 +17,12 @@ class ReturnTracker:
     def add(self, episode_return: float, actor_steps: int) -> None:
         self._returns.append(float(episode_return))
         self.episodes += 1
-        full = len(self._returns) == self._window
-        if self.steps_to_threshold is None and full and self.average >= self.threshold:
+        if self.steps_to_threshold is None and self.is_full and self.average >= self.threshold:
             self.steps_to_threshold = int(actor_steps)
+
+    @property
+    def is_full(self) -> bool:
+        return len(self._returns) == self._window
 
     @property
     def average(self) -> float:

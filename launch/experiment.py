@@ -24,6 +24,7 @@ class ExperimentConfig:
       run_dir: where CSV logs, the learning-curve PNG and summary.json go; None writes nothing to disk.
       agent_name, environment_name: labels for logs and the summary.
       progress_period_s: seconds between progress lines on the terminal.
+      stop_at_average_return: end training early once the last 20 episodes average at least this (None: never).
     """
 
     builder: ActorLearnerBuilder
@@ -37,6 +38,7 @@ class ExperimentConfig:
     agent_name: str = "agent"
     environment_name: str = "environment"
     progress_period_s: float = 5.0
+    stop_at_average_return: Optional[float] = None
 
     def __post_init__(self):
         if self.max_num_actor_steps < 1:

@@ -41,6 +41,7 @@ def make_experiment_config(
     run_dir: Optional[str] = None,
     evaluation_every: int = 0,
     progress_period_s: float = 5.0,
+    stop_at_average_return: Optional[float] = None,
 ) -> ExperimentConfig:
     """An ExperimentConfig for a named agent on a named gymnasium environment.
 
@@ -61,4 +62,5 @@ def make_experiment_config(
         agent_name=agent,
         environment_name=environment,
         progress_period_s=progress_period_s,
+        stop_at_average_return=stop_at_average_return,
     )

@@ -159,13 +159,16 @@ def _train(config: ExperimentConfig, train_loop, evaluator: Optional[Environment
     next_evaluation = config.evaluation_every
     last_print, start = time.time(), time.time()
     steps = 0
+    target = config.stop_at_average_return
     while steps < config.max_num_actor_steps:
+        if target is not None and tracker.is_full and tracker.average >= target:
+            break
         result = train_loop.run_episode()
         steps = int(result["actor_steps"])
         tracker.add(result["episode_return"], steps)
         if evaluator is not None and steps >= next_evaluation:
             next_evaluation += config.evaluation_every
-            evaluator.actor.update(wait=True)
+            evaluator.actor.update(wait=True)  # evaluate the learner's latest parameters
             for _ in range(config.num_evaluation_episodes):
                 evaluator.run_episode()
         now = time.time()

@@ -28,10 +28,12 @@ def epsilon_greedy_core(
     def select_action(params, observation, state):
         key, sample_key = jax.random.split(state.key)
         q_values = q_values_fn(params, observation[None])[0]
-        epsilon = epsilon_schedule(state.steps)
-        explore_key, action_key = jax.random.split(sample_key)
-        random_action = jax.random.randint(action_key, (), 0, q_values.shape[-1])
-        action = jnp.where(jax.random.uniform(explore_key) < epsilon, random_action, jnp.argmax(q_values))
+        num_actions = q_values.shape[-1]
+        # One draw serves both choices (explore?, which action?): actors run this per step, and on CPU every
+        # extra random op costs more than the tiny MLP.
+        explore_u, action_u = jax.random.uniform(sample_key, (2,))
+        random_action = jnp.minimum((action_u * num_actions).astype(jnp.int32), num_actions - 1)
+        action = jnp.where(explore_u < epsilon_schedule(state.steps), random_action, jnp.argmax(q_values))
         return action, EpsilonGreedyState(key=key, steps=state.steps + 1)
 
     return ActorCore(init=init, select_action=select_action, get_extras=lambda state: ())

@@ -77,7 +77,7 @@ class SGDLearner(core.Learner, core.Saveable):
         self._sgd_steps += self._num_sgd_steps
         if self._after_update is not None:
             self._after_update(batch, jax.device_get(extras))
-        counts = self._counter.increment(learner_steps=1, sgd_steps=self._num_sgd_steps) if self._counter else {}
+        counts = self._counter.increment(steps=1, sgd_steps=self._num_sgd_steps) if self._counter else {}
         now = time.time()
         if self._logger is not None and now - self._last_log >= self._log_period_s:
             self._last_log = now

@@ -1,0 +1,37 @@
+"""Each agent, through its builder and the single-process runner, learns CartPole-v1 (fixed seeds)."""
+
+import csv
+import json
+import os
+
+import pytest
+
+pytest.importorskip("reverb", reason="needs reverb (the full stack): agents train through an in-process Reverb server")
+
+from launch import make_experiment_config, run_single_process  # noqa: E402
+
+TARGET = 400.0
+
+
+@pytest.mark.parametrize("agent, budget", [("dqn", 100_000), ("ppo", 300_000)])
+def test_agent_learns_cartpole(agent, budget, tmp_path):
+    config = make_experiment_config(
+        agent=agent,
+        environment="CartPole-v1",
+        max_num_actor_steps=budget,
+        seed=0,
+        run_dir=str(tmp_path),
+        stop_at_average_return=TARGET,
+        progress_period_s=30.0,
+    )
+    summary = run_single_process(config)
+    print(json.dumps(summary))
+    assert summary["average_return_last_20"] >= TARGET, summary
+    assert summary["env_steps"] <= budget + 500, summary  # at most one CartPole episode past the budget
+    assert summary["learner_steps"] > 0
+    # What a person looks at after a run: CSV logs, a learning curve, the summary.
+    with open(tmp_path / "actor.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == summary["episodes"] and float(rows[-1]["actor_steps"]) == summary["env_steps"]
+    assert os.path.getsize(tmp_path / "learning_curve.png") > 1000
+    assert json.loads((tmp_path / "summary.json").read_text()) == summary

@@ -1,0 +1,97 @@
+"""Bad input gets a clear error that says what was wrong and how to fix it."""
+
+import subprocess
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from dm_env import specs
+
+from acmelike.learners import NonFiniteLossError, SGDLearner
+from acmelike.specs import EnvironmentSpec
+from acmelike.types import ReplaySample, SampleInfo, Transition
+from agents import dqn, ppo
+from agents.dqn import learning as dqn_learning
+
+
+def _spec(actions, observations=None):
+    return EnvironmentSpec(
+        observations=observations or specs.Array((4,), np.float32, "observation"),
+        actions=actions,
+        rewards=specs.Array((), np.float32),
+        discounts=specs.BoundedArray((), np.float32, 0.0, 1.0),
+    )
+
+
+@pytest.mark.parametrize("make_networks, agent", [(dqn.make_networks, "DQN"), (ppo.make_networks, "PPO")])
+def test_continuous_actions_for_a_discrete_agent_names_both(make_networks, agent):
+    box = specs.BoundedArray((1,), np.float32, -2.0, 2.0, name="action")
+    with pytest.raises(ValueError) as error:
+        make_networks(_spec(box))
+    message = str(error.value)
+    assert agent in message and "DiscreteArray" in message and "BoundedArray" in message
+
+
+def test_non_float_observations_are_rejected_with_the_spec():
+    with pytest.raises(ValueError, match="observation spec"):
+        dqn.make_networks(_spec(specs.DiscreteArray(2), specs.Array((4,), np.int64, "observation")))
+
+
+def test_config_errors_name_the_field_and_range():
+    with pytest.raises(ValueError, match=r"DQNConfig.n_step = 0; it must be >= 1"):
+        dqn.DQNConfig(n_step=0)
+    with pytest.raises(ValueError, match=r"PPOConfig.num_minibatches"):
+        ppo.PPOConfig(batch_size=1, unroll_length=10, num_minibatches=3)
+
+
+def test_nan_loss_in_dqn_learner_names_the_step_and_the_loss():
+    spec = _spec(specs.DiscreteArray(2))
+    networks = dqn.make_networks(spec, hidden_sizes=(8,))
+    config = dqn.DQNConfig(batch_size=2)
+    batch = 2
+    transitions = Transition(
+        observation=np.zeros((batch, 4), np.float32),
+        action=np.zeros((batch,), np.int32),
+        reward=np.array([np.nan, 0.0], np.float32),  # a NaN reward from a broken environment
+        discount=np.ones((batch,), np.float32),
+        next_observation=np.zeros((batch, 4), np.float32),
+    )
+    sample = ReplaySample(info=SampleInfo(np.zeros(batch, np.uint64), np.full(batch, 0.5), np.full(batch, 2)), data=transitions)
+    learner = SGDLearner(
+        state=dqn_learning.init_training_state(networks, config, jax.random.PRNGKey(0)),
+        update_step=dqn_learning.make_update_step(networks, config),
+        iterator=iter([sample]),
+        variables={"policy": lambda s: s.params},
+        name="DQN learner",
+    )
+    before = learner.get_variables(["policy"])[0]
+    with pytest.raises(NonFiniteLossError, match=r"DQN learner: loss 'loss' is nan at SGD step 1"):
+        learner.step()
+    after = learner.get_variables(["policy"])[0]
+    assert all(jax.tree_util.tree_leaves(jax.tree_util.tree_map(lambda a, b: bool(jnp.all(a == b)), before, after)))
+
+
+def test_unknown_agent_lists_choices():
+    from launch.registry import make_agent
+
+    with pytest.raises(ValueError, match=r"Unknown agent 'dqnn'. Choose one of: dqn, ppo"):
+        make_agent("dqnn")
+
+
+def test_unknown_environment_lists_choices_and_suggests():
+    from acmelike.wrappers import check_gymnasium_id
+
+    with pytest.raises(ValueError) as error:
+        check_gymnasium_id("CartPole-v2")
+    assert "CartPole-v1" in str(error.value)
+
+
+def test_command_line_rejects_unknown_names_before_building_anything():
+    result = subprocess.run(
+        [sys.executable, "-m", "launch", "--agent", "sac", "--env", "CartPole-v1", "--steps", "10"],
+        capture_output=True, text=True, check=False,
+    )
+    assert result.returncode == 2
+    assert "Unknown agent 'sac'. Choose one of: dqn, ppo" in result.stderr
