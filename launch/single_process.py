@@ -90,6 +90,7 @@ def run_single_process(config: ExperimentConfig) -> Dict[str, Any]:
 
     tables = builder.make_replay_tables(environment_spec=spec, insert_may_block=False)
     server = reverb.Server(tables, port=None)
+    adder = None
     try:
         client = reverb.Client(f"localhost:{server.port}")
         counter = Counter(time_delta=0.0)
@@ -103,12 +104,13 @@ def run_single_process(config: ExperimentConfig) -> Dict[str, Any]:
             counter=Counter(counter, "learner", time_delta=0.0),
             logger=_loggers(config, "learner", terminal=False),
         )
+        adder = builder.make_adder(replay_client=client, environment_spec=spec)
         actor = builder.make_actor(
             random_key=actor_key,
             policy=builder.make_policy(networks=networks, environment_spec=spec),
             environment_spec=spec,
             variable_source=learner,
-            adder=builder.make_adder(replay_client=client, environment_spec=spec),
+            adder=adder,
         )
         actor = LearningActor(actor, learner, iterator, tables, builder.batch_size_per_learner_step())
         train_loop = EnvironmentLoop(
@@ -130,6 +132,8 @@ def run_single_process(config: ExperimentConfig) -> Dict[str, Any]:
             )
         tracker = _train(config, train_loop, evaluator, counter)
     finally:
+        if adder is not None and hasattr(adder, "close"):
+            adder.close()  # an open writer stream makes server.stop() wait out its 5 s deadline
         server.stop()
 
     wall = time.time() - start

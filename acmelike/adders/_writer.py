@@ -16,9 +16,9 @@ PriorityFn = Callable[[NestedArray], float]
 PriorityFns = Optional[Mapping[str, Optional[PriorityFn]]]
 
 
-def as_float32(value) -> np.ndarray:
-    """Rewards and discounts are stored as float32 whatever the environment returns (dm_env gives Python floats)."""
-    return np.asarray(value, dtype=np.float32)
+def as_float32(value):
+    """Rewards and discounts (possibly nested) are stored as float32, whatever the environment returns."""
+    return jax.tree_util.tree_map(lambda x: np.asarray(x, dtype=np.float32), value)
 
 
 def tensor_spec(spec, dtype=None, time_dim: Union[int, None, str] = "none"):
@@ -33,14 +33,17 @@ def step_signature(environment_spec, extras_spec: NestedSpec = (), sequence_leng
     """The tf.TensorSpec tree of one `Step` item with a leading time axis of `sequence_length` (None: variable)."""
     import tensorflow as tf  # lazy: see module docstring
 
-    def timed(spec, dtype=None):
-        return tensor_spec(spec, dtype=dtype, time_dim=sequence_length)
+    def timed(spec):
+        return tensor_spec(spec, time_dim=sequence_length)
+
+    def timed_float32(spec):
+        return tensor_spec(spec, dtype=tf.float32, time_dim=sequence_length)
 
     return Step(
         observation=jax.tree_util.tree_map(timed, environment_spec.observations),
         action=jax.tree_util.tree_map(timed, environment_spec.actions),
-        reward=timed(environment_spec.rewards, tf.float32),
-        discount=timed(environment_spec.discounts, tf.float32),
+        reward=jax.tree_util.tree_map(timed_float32, environment_spec.rewards),
+        discount=jax.tree_util.tree_map(timed_float32, environment_spec.discounts),
         start_of_episode=tf.TensorSpec(shape=(sequence_length,), dtype=tf.bool),
         extras=jax.tree_util.tree_map(timed, extras_spec),
     )
@@ -72,7 +75,7 @@ class ReverbAdder:
             raise ValueError(
                 f"{name}: priority_fns names tables {sorted(unknown)} that are not in table_names {list(table_names)}."
             )
-        if max_in_flight_items < 0:
+        if max_in_flight_items is not None and max_in_flight_items < 0:
             raise ValueError(f"{name}: max_in_flight_items must be >= 0, got {max_in_flight_items}.")
         self._table_names = table_names
         self._priority_fns = dict(priority_fns or {})
@@ -116,8 +119,16 @@ class ReverbAdder:
         if next_timestep.last():
             self._in_episode = False
 
+    def close(self) -> None:
+        """Sends what is pending and closes the writer's stream (a Reverb server waits on open streams when it stops)."""
+        self._writer.close()
+
     def reset(self) -> None:
         """Drops the partial episode; items already created are still sent."""
+        if self._in_episode:
+            # Mid-episode the latest observation's row is a partial step. end_episode() does not close it in
+            # reverb 0.7.2: the next episode's first append would land in it. An empty append closes it.
+            self._writer.append({})
         self._writer.end_episode(clear_buffers=True)
         self._in_episode = False
         self._clear()
@@ -135,7 +146,8 @@ class ReverbAdder:
                     as_numpy = jax.tree_util.tree_map(lambda column: column.numpy(), trajectory)
                 priority = float(priority_fn(as_numpy))
             self._writer.create_item(table=table, priority=priority, trajectory=trajectory)
-        self._writer.flush(block_until_num_items=self._max_in_flight_items)
+        if self._max_in_flight_items is not None:
+            self._writer.flush(block_until_num_items=self._max_in_flight_items)
 
     def _begin(self, timestep: dm_env.TimeStep) -> None:
         raise NotImplementedError
@@ -159,7 +171,7 @@ class StepAdder(ReverbAdder):
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        self._zero_step = None  # a Step of zeros shaped like this episode's steps
+        self._zero_step = None  # set at the episode end: a row of zeros shaped like the episode's rows
 
     def _begin(self, timestep):
         self._writer.append(
@@ -175,14 +187,15 @@ class StepAdder(ReverbAdder):
         }
         self._writer.append(completion)
         self._step_completed()
-        zeros = jax.tree_util.tree_map(np.zeros_like, completion)
-        self._zero_step = {
-            **zeros,
-            "observation": jax.tree_util.tree_map(np.zeros_like, next_timestep.observation),
-            "start_of_episode": np.asarray(False),
-        }
         if next_timestep.last():
-            self._writer.append({**zeros, "observation": next_timestep.observation, "start_of_episode": np.asarray(False)})
+            zeros = jax.tree_util.tree_map(np.zeros_like, completion)
+            self._zero_step = {
+                **zeros,
+                "observation": jax.tree_util.tree_map(np.zeros_like, next_timestep.observation),
+                "start_of_episode": np.asarray(False),
+            }
+            final = {**zeros, "observation": next_timestep.observation, "start_of_episode": np.asarray(False)}
+            self._writer.append(final)
             self._step_completed()
             self._episode_ended()
         else:

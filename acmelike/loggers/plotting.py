@@ -1,0 +1,66 @@
+"""plot_learning_curve: a PNG of one CSV column against another, raw and smoothed."""
+
+import csv
+from typing import Optional
+
+import numpy as np
+
+
+def _read_columns(csv_path: str, x: Optional[str], y: str) -> tuple[np.ndarray, np.ndarray]:
+    with open(csv_path, newline="") as f:
+        reader = csv.DictReader(f)
+        columns = reader.fieldnames or []
+        for name in (x, y):
+            if name is not None and name not in columns:
+                raise ValueError(f"Column {name!r} is not in {csv_path}; its columns are {columns}.")
+        xs, ys = [], []
+        for index, row in enumerate(reader):
+            x_cell = str(index) if x is None else row.get(x, "")
+            y_cell = row.get(y, "")
+            if x_cell and y_cell:  # rows written before a column existed have empty cells
+                xs.append(float(x_cell))
+                ys.append(float(y_cell))
+    return np.asarray(xs), np.asarray(ys)
+
+
+def moving_average(values: np.ndarray, window: int) -> np.ndarray:
+    """Trailing mean over up to `window` values (fewer at the start), same length as `values`."""
+    cumulative = np.cumsum(np.insert(np.asarray(values, dtype=np.float64), 0, 0.0))
+    ends = np.arange(1, len(values) + 1)
+    starts = np.maximum(ends - window, 0)
+    return (cumulative[ends] - cumulative[starts]) / (ends - starts)
+
+
+def plot_learning_curve(
+    csv_path: str,
+    png_path: str,
+    x: Optional[str] = "actor_steps",
+    y: str = "episode_return",
+    window: int = 20,
+    title: Optional[str] = None,
+) -> str:
+    """Plots column `y` against column `x` (None: row index) of a CSV log, raw and as a `window` moving average.
+
+    Uses matplotlib's Agg canvas directly (imported here, so importing acmelike.loggers does not import
+    matplotlib, and pyplot's global backend is untouched). Returns `png_path`.
+    """
+    if window < 1:
+        raise ValueError(f"window must be >= 1, got {window}.")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    xs, ys = _read_columns(csv_path, x, y)
+    figure = Figure(figsize=(6, 4), dpi=100)
+    FigureCanvasAgg(figure)
+    axes = figure.add_subplot()
+    axes.plot(xs, ys, alpha=0.3, label=y)
+    if len(ys):
+        axes.plot(xs, moving_average(ys, window), label=f"{y} ({window}-point mean)")
+    axes.set_xlabel(x or "row")
+    axes.set_ylabel(y)
+    axes.set_title(title if title is not None else csv_path)
+    axes.legend(loc="best")
+    axes.grid(alpha=0.3)
+    figure.tight_layout()
+    figure.savefig(png_path)
+    return png_path

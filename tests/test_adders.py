@@ -1,0 +1,379 @@
+"""The Reverb adders against a real in-process reverb.Server: exact item contents, priorities, flushing, errors.
+
+Episodes are synthetic with known values: observation o_t = [t, 10 t + 100 e] in episode e, action a_t = 100 + t,
+reward r_t = 2^t (received after a_t), extras {"logp": -t}. Tables are FIFO queues, so reading every item back
+(`read_items`) returns them in insertion order, each exactly once.
+"""
+
+import subprocess
+import sys
+
+import dm_env
+import numpy as np
+import pytest
+import reverb
+from dm_env import specs
+
+from acmelike.adders import EndBehavior, EpisodeAdder, NStepTransitionAdder, SequenceAdder
+from acmelike.specs import EnvironmentSpec
+
+ENV_SPEC = EnvironmentSpec(
+    observations=specs.Array((2,), np.float32),
+    actions=specs.Array((), np.int32),
+    rewards=specs.Array((), np.float32),
+    discounts=specs.BoundedArray((), np.float32, 0.0, 1.0),
+)
+EXTRAS_SPEC = {"logp": specs.Array((), np.float32)}
+
+
+def obs(t, episode=0):
+    return np.array([t, 10 * t + 100 * episode], np.float32)
+
+
+def action(t):
+    return np.int32(100 + t)
+
+
+def extras_at(t):
+    return {"logp": np.float32(-t)}
+
+
+def run_episode(adder, num_actions, *, end="termination", discounts=None, episode=0, with_extras=False, last=True):
+    """Feeds one episode of `num_actions` actions; `discounts[t]` overrides d_t (default 1, 0 at termination)."""
+    adder.add_first(dm_env.restart(obs(0, episode)))
+    for t in range(num_actions):
+        reward, ob = np.float32(2.0**t), obs(t + 1, episode)
+        discount = 1.0 if discounts is None else discounts[t]
+        if t == num_actions - 1 and last:
+            step = dm_env.termination(reward, ob) if end == "termination" else dm_env.truncation(reward, ob, discount)
+        else:
+            step = dm_env.transition(reward, ob, discount)
+        adder.add(action(t), step, extras_at(t) if with_extras else ())
+
+
+class Replay:
+    """replay(signature, names) -> reverb.Client of a fresh server with one FIFO queue table per name;
+    replay.tables[name] is the latest server's table."""
+
+    def __init__(self):
+        self.servers, self.tables = [], {}
+
+    def __call__(self, signature, names=("q",)):
+        self.tables = {
+            name: reverb.Table(
+                name=name,
+                sampler=reverb.selectors.Fifo(),
+                remover=reverb.selectors.Fifo(),
+                max_size=1000,
+                max_times_sampled=1,
+                rate_limiter=reverb.rate_limiters.MinSize(1),
+                signature=signature,
+            )
+            for name in names
+        }
+        server = reverb.Server(list(self.tables.values()), port=None)
+        self.servers.append(server)
+        return reverb.Client(f"localhost:{server.port}")
+
+
+@pytest.fixture
+def replay():
+    replay = Replay()
+    yield replay
+    for server in replay.servers:
+        server.stop()
+
+
+def table_size(client, table="q"):
+    return client.server_info()[table].current_size
+
+
+def read_items(client, table="q"):
+    """Every item of the table in insertion order, as ReplaySamples (data structured like the signature)."""
+    size = table_size(client, table)
+    if size == 0:
+        return []
+    return list(client.sample(table, size, emit_timesteps=False, unpack_as_table_signature=True))
+
+
+# NStepTransitionAdder ---------------------------------------------------------------------------------------
+
+
+def transition_items(client, table="q"):
+    return [
+        (s.data.observation.tolist(), int(s.data.action), float(s.data.reward), float(s.data.discount),
+         s.data.next_observation.tolist())
+        for s in read_items(client, table)
+    ]
+
+
+def make_nstep(client, n, gamma=0.5, table_names=("q",), **kwargs):
+    return NStepTransitionAdder(client=client, table_names=table_names, n_step=n, discount=gamma, **kwargs)
+
+
+@pytest.mark.parametrize("end", ["termination", "truncation"])
+def test_one_step_transitions(replay, end):
+    client = replay(NStepTransitionAdder.signature(ENV_SPEC))
+    run_episode(make_nstep(client, 1), 3, end=end)
+    last_discount = 0.0 if end == "termination" else 0.5
+    assert transition_items(client) == [
+        (obs(0).tolist(), 100, 1.0, 0.5, obs(1).tolist()),
+        (obs(1).tolist(), 101, 2.0, 0.5, obs(2).tolist()),
+        (obs(2).tolist(), 102, 4.0, last_discount, obs(3).tolist()),
+    ]
+
+
+def test_three_step_transitions_terminated(replay):
+    client = replay(NStepTransitionAdder.signature(ENV_SPEC))
+    run_episode(make_nstep(client, 3), 4, end="termination")  # rewards 1 2 4 8, d = 1 1 1 0, gamma 0.5
+    assert transition_items(client) == [
+        (obs(0).tolist(), 100, 1 + 0.5 * 2 + 0.25 * 4, 0.125, obs(3).tolist()),
+        (obs(1).tolist(), 101, 2 + 0.5 * 4 + 0.25 * 8, 0.0, obs(4).tolist()),
+        (obs(2).tolist(), 102, 4 + 0.5 * 8, 0.0, obs(4).tolist()),
+        (obs(3).tolist(), 103, 8.0, 0.0, obs(4).tolist()),
+    ]
+
+
+def test_three_step_transitions_truncated_with_env_discounts(replay):
+    client = replay(NStepTransitionAdder.signature(ENV_SPEC))
+    # d = 1, 0.5, 1, 1 (truncation): the env discount inside a window scales later rewards and the total.
+    run_episode(make_nstep(client, 3), 4, end="truncation", discounts=[1.0, 0.5, 1.0, 1.0])
+    assert transition_items(client) == [
+        (obs(0).tolist(), 100, 1 + 0.5 * 2 + 0.25 * 0.5 * 4, 0.125 * 0.5, obs(3).tolist()),
+        (obs(1).tolist(), 101, 2 + 0.5 * 0.5 * 4 + 0.25 * 0.5 * 8, 0.125 * 0.5, obs(4).tolist()),
+        (obs(2).tolist(), 102, 4 + 0.5 * 8, 0.25, obs(4).tolist()),
+        (obs(3).tolist(), 103, 8.0, 0.5, obs(4).tolist()),
+    ]
+
+
+def test_nstep_episode_shorter_than_n_and_consecutive_episodes(replay):
+    client = replay(NStepTransitionAdder.signature(ENV_SPEC))
+    adder = make_nstep(client, 3)
+    run_episode(adder, 1, end="truncation", episode=0)
+    run_episode(adder, 2, end="termination", episode=1)
+    assert transition_items(client) == [
+        (obs(0, 0).tolist(), 100, 1.0, 0.5, obs(1, 0).tolist()),
+        (obs(0, 1).tolist(), 100, 1 + 0.5 * 2, 0.0, obs(2, 1).tolist()),
+        (obs(1, 1).tolist(), 101, 2.0, 0.0, obs(2, 1).tolist()),
+    ]
+
+
+def test_nstep_extras_and_priorities(replay):
+    client = replay(NStepTransitionAdder.signature(ENV_SPEC, EXTRAS_SPEC), names=("a", "b"))
+    priority = lambda transition: 10.0 * transition.reward + transition.extras["logp"]  # noqa: E731
+    adder = make_nstep(client, 2, gamma=1.0, table_names=("a", "b"), priority_fns={"a": priority})
+    run_episode(adder, 3, end="termination", with_extras=True)
+    a, b = read_items(client, "a"), read_items(client, "b")
+    assert [float(s.data.extras["logp"]) for s in a] == [0.0, -1.0, -2.0]
+    assert [float(s.data.reward) for s in a] == [3.0, 6.0, 4.0]
+    assert [s.info.priority for s in a] == [30.0, 59.0, 38.0]
+    assert [s.info.priority for s in b] == [1.0, 1.0, 1.0]
+
+
+def test_nstep_items_sampleable_before_episode_end(replay):
+    client = replay(NStepTransitionAdder.signature(ENV_SPEC), names=("q", "unbuffered"))
+    adder = make_nstep(client, 1)  # max_in_flight_items=5 by default
+    adder.add_first(dm_env.restart(obs(0)))
+    for t in range(10):
+        adder.add(action(t), dm_env.transition(np.float32(1.0), obs(t + 1)))
+    assert table_size(client) >= 10 - 5  # all but max_in_flight_items confirmed, mid-episode
+    assert replay.tables["q"].can_sample(1)
+    unbuffered = make_nstep(client, 1, table_names="unbuffered", max_in_flight_items=0)
+    unbuffered.add_first(dm_env.restart(obs(0)))
+    unbuffered.add(action(0), dm_env.transition(np.float32(1.0), obs(1)))
+    assert table_size(client, "unbuffered") == 1  # confirmed before add returned
+
+
+# SequenceAdder ----------------------------------------------------------------------------------------------
+
+
+def episode_rows(num_actions, episode=0, *, end="termination"):
+    """The rows a step adder writes for `run_episode(..., with_extras=True)`, as tuples of plain values."""
+    rows = []
+    for t in range(num_actions):
+        discount = 0.0 if (t == num_actions - 1 and end == "termination") else 1.0
+        rows.append((obs(t, episode).tolist(), 100 + t, 2.0**t, discount, t == 0, float(-t)))
+    rows.append((obs(num_actions, episode).tolist(), 0, 0.0, 0.0, False, 0.0))
+    return rows
+
+
+ZERO = ([0.0, 0.0], 0, 0.0, 0.0, False, 0.0)
+
+
+def step_items(client, table="q"):
+    """Each item as a list of row tuples (same layout as `episode_rows`)."""
+    items = []
+    for sample in read_items(client, table):
+        s = sample.data
+        items.append([
+            (s.observation[i].tolist(), int(s.action[i]), float(s.reward[i]), float(s.discount[i]),
+             bool(s.start_of_episode[i]), float(s.extras["logp"][i]))
+            for i in range(len(s.action))
+        ])
+    return items
+
+
+def make_sequence(client, length, period, behavior, **kwargs):
+    return SequenceAdder(
+        client=client, table_names="q", sequence_length=length, period=period, end_of_episode_behavior=behavior,
+        **kwargs,
+    )
+
+
+@pytest.mark.parametrize(
+    "behavior, last_item",
+    [
+        (EndBehavior.WRITE, [3, 4, 5]),
+        (EndBehavior.ZERO_PAD, [4, 5, None]),
+        (EndBehavior.TRUNCATE, [4, 5]),
+    ],
+)
+def test_sequence_end_behaviors(replay, behavior, last_item):
+    # Rows 0..5 (5 actions + final row); length 3, period 2: items end after rows 3 and 5 (1-based), then the end.
+    length = None if behavior is EndBehavior.TRUNCATE else 3
+    client = replay(SequenceAdder.signature(ENV_SPEC, EXTRAS_SPEC, length))
+    run_episode(make_sequence(client, 3, 2, behavior), 5, with_extras=True)
+    rows = episode_rows(5)
+    expected = [[rows[0], rows[1], rows[2]], [rows[2], rows[3], rows[4]]]
+    expected.append([ZERO if i is None else rows[i] for i in last_item])
+    assert step_items(client) == expected
+
+
+def test_sequence_episode_ending_on_a_write_point_writes_no_extra_item(replay):
+    for behavior in (EndBehavior.WRITE, EndBehavior.ZERO_PAD, EndBehavior.TRUNCATE):
+        client = replay(SequenceAdder.signature(ENV_SPEC, EXTRAS_SPEC))
+        run_episode(make_sequence(client, 3, 2, behavior), 4, with_extras=True)  # 5 rows: writes at 3 and 5
+        rows = episode_rows(4)
+        assert step_items(client) == [rows[0:3], rows[2:5]], behavior
+
+
+@pytest.mark.parametrize(
+    "behavior, expected_last",
+    [
+        (EndBehavior.WRITE, [0, 1, 2, None, None]),  # Acme would drop this short episode
+        (EndBehavior.ZERO_PAD, [0, 1, 2, None, None]),
+        (EndBehavior.TRUNCATE, [0, 1, 2]),
+    ],
+)
+def test_sequence_episode_shorter_than_length(replay, behavior, expected_last):
+    client = replay(SequenceAdder.signature(ENV_SPEC, EXTRAS_SPEC))
+    run_episode(make_sequence(client, 5, 1, behavior), 2, end="truncation", with_extras=True)
+    rows = episode_rows(2, end="truncation")
+    assert step_items(client) == [[ZERO if i is None else rows[i] for i in expected_last]]
+
+
+def test_sequence_period_one_overlaps_and_period_beyond_length_skips(replay):
+    client = replay(SequenceAdder.signature(ENV_SPEC, EXTRAS_SPEC))
+    run_episode(make_sequence(client, 2, 1, EndBehavior.ZERO_PAD), 3, with_extras=True)
+    rows = episode_rows(3)
+    assert step_items(client) == [rows[0:2], rows[1:3], rows[2:4]]
+
+    # Length 2, period 3: windows are rows [0, 2), [3, 5), ...; an episode of 3 rows (2 actions) leaves row 2 in
+    # no window, so ZERO_PAD and TRUNCATE write nothing more, while WRITE writes the last 2 rows.
+    for behavior, extra in [(EndBehavior.ZERO_PAD, []), (EndBehavior.TRUNCATE, []), (EndBehavior.WRITE, [[1, 2]])]:
+        client = replay(SequenceAdder.signature(ENV_SPEC, EXTRAS_SPEC))
+        run_episode(make_sequence(client, 2, 3, behavior), 2, with_extras=True)
+        rows = episode_rows(2)
+        assert step_items(client) == [rows[0:2]] + [[rows[i] for i in item] for item in extra], behavior
+
+
+def test_sequence_continue_spans_episodes(replay):
+    client = replay(SequenceAdder.signature(ENV_SPEC, EXTRAS_SPEC))
+    adder = make_sequence(client, 3, 2, EndBehavior.CONTINUE)
+    run_episode(adder, 5, episode=0, with_extras=True)  # rows 0..5
+    run_episode(adder, 2, episode=1, with_extras=True)  # rows 6..8 of the stream
+    stream = episode_rows(5, 0) + episode_rows(2, 1)
+    assert stream[6][4] is True  # the next episode's first row starts an episode
+    assert step_items(client) == [stream[0:3], stream[2:5], stream[4:7], stream[6:9]]
+
+
+def test_sequence_priorities_and_sampleable_mid_episode(replay):
+    client = replay(SequenceAdder.signature(ENV_SPEC, EXTRAS_SPEC), names=("a", "b"))
+    adder = SequenceAdder(
+        client=client, table_names=("a", "b"), sequence_length=2, period=1, end_of_episode_behavior=EndBehavior.WRITE,
+        priority_fns={"b": lambda step: float(step.reward.sum())},
+    )
+    run_episode(adder, 6, with_extras=True, last=False)  # no last timestep yet
+    assert table_size(client, "a") == 5  # max_in_flight_items=0 by default: every item confirmed
+    assert replay.tables["a"].can_sample(1) and replay.tables["b"].can_sample(1)
+    run_episode(adder, 1, episode=1, with_extras=True)  # add_first mid-episode drops the partial episode
+    assert [s.info.priority for s in read_items(client, "a")] == [1.0] * 6
+    # rows 0..5 of the cut episode: rewards 1 2 4 8 16 32; the new episode has rows (r=1, final 0).
+    assert [s.info.priority for s in read_items(client, "b")] == [3.0, 6.0, 12.0, 24.0, 48.0, 1.0]
+
+
+# EpisodeAdder -----------------------------------------------------------------------------------------------
+
+
+def test_episode_adder_contents_padding_and_too_long(replay):
+    client = replay(EpisodeAdder.signature(ENV_SPEC, EXTRAS_SPEC))
+    adder = EpisodeAdder(client=client, table_names="q", max_sequence_length=4)
+    run_episode(adder, 2, episode=0, with_extras=True)
+    run_episode(adder, 3, episode=1, end="truncation", with_extras=True)
+    with pytest.raises(ValueError, match="max_sequence_length=4"):
+        run_episode(adder, 4, episode=2, with_extras=True)  # 5 rows
+    run_episode(adder, 1, episode=3, with_extras=True)  # the adder recovers after the error
+    assert step_items(client) == [episode_rows(2, 0), episode_rows(3, 1, end="truncation"), episode_rows(1, 3)]
+
+    client = replay(EpisodeAdder.signature(ENV_SPEC, EXTRAS_SPEC, sequence_length=4))
+    padded = EpisodeAdder(client=client, table_names="q", max_sequence_length=4, padding_fn=np.zeros)
+    run_episode(padded, 1, with_extras=True)
+    assert step_items(client) == [episode_rows(1) + [ZERO, ZERO]]
+
+
+# Errors and imports -----------------------------------------------------------------------------------------
+
+
+def test_errors_add_before_add_first_and_extras_change(replay):
+    cases = [
+        (lambda client: make_nstep(client, 2), NStepTransitionAdder.signature(ENV_SPEC, EXTRAS_SPEC)),
+        (lambda client: make_sequence(client, 2, 1, EndBehavior.ZERO_PAD),
+         SequenceAdder.signature(ENV_SPEC, EXTRAS_SPEC)),
+        (lambda client: EpisodeAdder(client=client, table_names="q", max_sequence_length=10),
+         EpisodeAdder.signature(ENV_SPEC, EXTRAS_SPEC)),
+    ]
+    for make_adder, signature in cases:
+        client = replay(signature)
+        adder = make_adder(client)
+        with pytest.raises(ValueError, match="add was called before add_first"):
+            adder.add(action(0), dm_env.transition(1.0, obs(1)))
+        adder.add_first(dm_env.restart(obs(0)))
+        adder.add(action(0), dm_env.transition(1.0, obs(1)), extras_at(0))
+        with pytest.raises(ValueError, match="structure of extras changed: expected"):
+            adder.add(action(1), dm_env.transition(1.0, obs(2)), ())
+        adder.add(action(1), dm_env.termination(1.0, obs(2)), extras_at(1))
+        with pytest.raises(ValueError, match="before add_first"):  # after the last timestep
+            adder.add(action(2), dm_env.transition(1.0, obs(3)), extras_at(2))
+        assert table_size(client) > 0  # the episode itself was written
+    with pytest.raises(ValueError, match="not in table_names"):
+        NStepTransitionAdder(client=client, table_names="q", n_step=1, discount=0.9, priority_fns={"x": None})
+
+
+def test_adder_modules_import_neither_tensorflow_nor_reverb():
+    code = (
+        "import sys, acmelike.adders.transition, acmelike.adders.sequence, acmelike.adders.episode\n"
+        "print([m for m in ('tensorflow', 'reverb') if m in sys.modules])"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_nstep_nested_observations_and_rewards(replay):
+    spec = ENV_SPEC._replace(
+        observations={"pixels": specs.Array((2,), np.float32), "step": specs.Array((), np.int32)},
+        rewards={"a": specs.Array((), np.float32), "b": specs.Array((2,), np.float32)},
+    )
+    client = replay(NStepTransitionAdder.signature(spec))
+    adder = make_nstep(client, 2)
+    observation = lambda t: {"pixels": obs(t), "step": np.int32(t)}  # noqa: E731
+    adder.add_first(dm_env.restart(observation(0)))
+    for t in range(2):
+        reward = {"a": 1.0 + t, "b": np.array([10.0 * (t + 1), 100.0])}  # float64: stored as float32
+        adder.add(action(t), dm_env.transition(reward, observation(t + 1), 1.0 if t == 0 else 0.0))
+    adder.add(action(2), dm_env.termination({"a": 0.0, "b": np.zeros(2)}, observation(3)))
+    first, *_ = read_items(client)
+    assert first.data.observation["step"] == 0 and first.data.next_observation["step"] == 2
+    assert first.data.next_observation["pixels"].tolist() == obs(2).tolist()
+    assert float(first.data.reward["a"]) == 1 + 0.5 * 2
+    assert first.data.reward["b"].tolist() == [10 + 0.5 * 20, 100 + 0.5 * 100]
+    assert float(first.data.discount) == 0.0  # d_1 = 0 inside the window
