@@ -11,8 +11,10 @@ import sys
 import dm_env
 import numpy as np
 import pytest
-import reverb
 from dm_env import specs
+from stack import require
+
+reverb = require("reverb")
 
 from acmelike.adders import EndBehavior, EpisodeAdder, NStepTransitionAdder, SequenceAdder
 from acmelike.specs import EnvironmentSpec
@@ -120,6 +122,19 @@ def test_one_step_transitions(replay, end):
         (obs(0).tolist(), 100, 1.0, 0.5, obs(1).tolist()),
         (obs(1).tolist(), 101, 2.0, 0.5, obs(2).tolist()),
         (obs(2).tolist(), 102, 4.0, last_discount, obs(3).tolist()),
+    ]
+
+
+def test_one_step_transitions_over_consecutive_episodes(replay):
+    # With n = 1 no window is cut short at the episode end; the final row must still be closed.
+    client = replay(NStepTransitionAdder.signature(ENV_SPEC))
+    adder = make_nstep(client, 1)
+    run_episode(adder, 2, end="termination", episode=0)
+    run_episode(adder, 1, end="truncation", episode=1)
+    assert transition_items(client) == [
+        (obs(0, 0).tolist(), 100, 1.0, 0.5, obs(1, 0).tolist()),
+        (obs(1, 0).tolist(), 101, 2.0, 0.0, obs(2, 0).tolist()),
+        (obs(0, 1).tolist(), 100, 1.0, 0.5, obs(1, 1).tolist()),
     ]
 
 

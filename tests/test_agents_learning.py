@@ -5,8 +5,9 @@ import json
 import os
 
 import pytest
+from stack import require
 
-pytest.importorskip("reverb", reason="needs reverb (the full stack): agents train through an in-process Reverb server")
+require("reverb")  # agents train through an in-process Reverb server
 
 from launch import make_experiment_config, run_single_process  # noqa: E402
 

@@ -4,6 +4,7 @@ import subprocess
 import sys
 
 import pytest
+from stack import require
 
 HEAVY = ("tensorflow", "reverb", "launchpad")
 PURE_JAX_MODULES = [
@@ -45,13 +46,13 @@ def test_pure_jax_layer_imports_no_tensorflow_reverb_or_launchpad(module):
 
 def test_the_check_detects_a_heavy_import():
     # Guards the guard: a module that does import TensorFlow is reported.
-    pytest.importorskip("reverb", reason="needs reverb (full stack)")
+    require("reverb")
     assert "tensorflow" in heavy_modules_imported_by("acmelike.replay")
 
 
 def test_rlax_layers_load_after_tensorflow():
     # tfp 0.25 refuses to load after TensorFlow 2.8; acmelike._jax_probability must make the order irrelevant.
-    pytest.importorskip("tensorflow", reason="needs tensorflow (full stack)")
+    require("tensorflow")
     code = "import tensorflow, reverb; import acmelike.losses, agents.dqn.learning; print('ok')"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert result.returncode == 0 and result.stdout.strip().endswith("ok"), result.stderr[-2000:]

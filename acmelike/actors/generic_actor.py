@@ -25,7 +25,6 @@ class GenericActor(core.Actor):
       variable_client: serves parameters; `update()` is forwarded to it. None for parameter-free cores.
       adder: receives each step with the core's extras; None for evaluation actors.
       jit: compile `select_action` (disable only to debug).
-      backend: the JAX backend the policy runs on (actors are usually cheapest on CPU).
     """
 
     def __init__(
@@ -35,12 +34,11 @@ class GenericActor(core.Actor):
         variable_client: Optional[VariableClient],
         adder: Optional[Adder] = None,
         jit: bool = True,
-        backend: Optional[str] = "cpu",
     ):
         self._core = actor_core
         self._variable_client = variable_client
         self._adder = adder
-        self._select_action = jax.jit(actor_core.select_action, backend=backend) if jit else actor_core.select_action
+        self._select_action = jax.jit(actor_core.select_action) if jit else actor_core.select_action
         self._get_extras = actor_core.get_extras
         self._state = actor_core.init(random_key)
 

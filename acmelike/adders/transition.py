@@ -123,6 +123,10 @@ class NStepTransitionAdder(ReverbAdder):
             for start in range(self._first_open, self._t):
                 self._writer.append({"n_step": self._window(start)})
                 self._write_transition(start, n_step_row=-1)
+            else:
+                # No window was cut short (n == 1), so nothing closed the final observation's partial row;
+                # reverb 0.7.2's end_episode() leaves it open for the next episode's first append.
+                self._writer.append({})
             self._writer.end_episode(clear_buffers=True)
             self._clear()
 

@@ -11,15 +11,15 @@ class DQNConfig:
     discount: float = 0.99
     n_step: int = 3
     batch_size: int = 64
-    num_sgd_steps_per_step: int = 1  # SGD steps fused into one learner step (lax.scan)
-    target_update_period: int = 200  # SGD steps between target-network copies
+    num_sgd_steps_per_step: int = 8  # SGD steps fused into one learner step (lax.scan)
+    target_update_period: int = 100  # SGD steps between target-network copies
     huber_loss_parameter: float = 1.0
     max_gradient_norm: float = 10.0
     hidden_sizes: Tuple[int, ...] = (128, 128)
     # Replay.
     min_replay_size: int = 1_000
     max_replay_size: int = 100_000
-    samples_per_insert: float = 8.0
+    samples_per_insert: float = 16.0
     samples_per_insert_tolerance_rate: float = 0.1
     priority_exponent: float = 0.6
     importance_sampling_exponent: float = 0.4

@@ -71,7 +71,7 @@ def make_update_step(networks: DQNNetworks, config: DQNConfig):
         steps = state.steps + 1
         target_params = optax.periodic_update(params, state.target_params, steps, config.target_update_period)
         new_state = TrainingState(params=params, target_params=target_params, opt_state=opt_state, steps=steps)
-        metrics = {"loss": loss, "mean_q": mean_q, "gradient_norm": optax.global_norm(grads)}
+        metrics = {"loss": loss, "mean_q": mean_q, "gradient_norm": optax.tree.norm(grads)}
         return new_state, metrics, {"priorities": jnp.abs(td_error)}
 
     return update_step

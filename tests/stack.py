@@ -1,0 +1,25 @@
+"""Which stack the tests run on, and how tests that need Reverb/Launchpad/TensorFlow say so.
+
+`make test` (full stack) sets ACMELIKE_FULL_STACK=1: there a missing package is an error, never a skip.
+`make test-latest` (Python 3.11+, no TensorFlow) skips such tests with a reason naming the missing package.
+"""
+
+import importlib
+import os
+
+import pytest
+
+FULL_STACK = os.environ.get("ACMELIKE_FULL_STACK") == "1"
+
+
+def require(package: str):
+    """Imports and returns `package`, or skips the calling test module naming it (fails on the full stack)."""
+    try:
+        return importlib.import_module(package)
+    except ImportError as error:
+        if FULL_STACK:
+            raise ImportError(f"{package} is part of the full stack but failed to import: {error}") from error
+        pytest.skip(
+            f"needs {package} (full stack only: Python 3.10 with dm-reverb/dm-launchpad; run `make test`)",
+            allow_module_level=True,
+        )
