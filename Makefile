@@ -1,16 +1,20 @@
 # acmelike: two commands on a fresh machine.
 #   make demo   - create .venv (full stack, Python 3.10) and train DQN on CartPole-v1 in one process
 #   make test   - create .venv and run the tests
+#   make test-latest - create .venv-latest (Python 3.11+, newest JAX, no TensorFlow) and run the pure-JAX tests
 # The full stack needs Python 3.10 (dm-launchpad/dm-reverb wheels); point PYTHON310 at yours if it lives elsewhere.
 
 PYTHON310 ?= $(shell PYENV_VERSION=3.10.13 pyenv which python3.10 2>/dev/null || command -v python3.10)
+PYTHON311 ?= $(shell PYENV_VERSION=3.11.7 pyenv which python3.11 2>/dev/null || command -v python3.11)
 VENV := .venv
 PY := $(VENV)/bin/python
+VENV_LATEST := .venv-latest
+PY_LATEST := $(VENV_LATEST)/bin/python
 RUN_DIR ?= runs/demo-dqn-cartpole
 DEMO_STEPS ?= 100000
 PYTEST_ARGS ?=
 
-.PHONY: demo test venv clean
+.PHONY: demo test test-latest venv venv-latest clean
 
 $(VENV)/.installed: setup.py constraints.txt
 	@test -n "$(PYTHON310)" || { echo "Python 3.10 not found: set PYTHON310=/path/to/python3.10"; exit 1; }
@@ -21,11 +25,25 @@ $(VENV)/.installed: setup.py constraints.txt
 
 venv: $(VENV)/.installed
 
+$(VENV_LATEST)/.installed: setup.py constraints-latest.txt
+	@test -n "$(PYTHON311)" || { echo "Python 3.11+ not found: set PYTHON311=/path/to/python3.11"; exit 1; }
+	$(PYTHON311) -m venv $(VENV_LATEST)
+	$(PY_LATEST) -m pip install --quiet --upgrade pip
+	$(PY_LATEST) -m pip install --quiet -c constraints-latest.txt -e '.[test]'
+	touch $@
+
+venv-latest: $(VENV_LATEST)/.installed
+
 demo: venv
 	$(PY) -m launch --agent dqn --env CartPole-v1 --steps $(DEMO_STEPS) --seed 0 --run-dir $(RUN_DIR)
 
+# ACMELIKE_FULL_STACK=1: on the full stack a test needing Reverb/Launchpad fails rather than skips.
 test: venv
-	$(PY) -m pytest -q $(PYTEST_ARGS) tests
+	ACMELIKE_FULL_STACK=1 $(PY) -m pytest -q $(PYTEST_ARGS) tests
+
+# Tests needing Reverb/Launchpad/TensorFlow skip here, each naming the missing package (-rs lists them).
+test-latest: venv-latest
+	$(PY_LATEST) -m pytest -q -rs $(PYTEST_ARGS) tests
 
 clean:
-	rm -rf $(VENV) runs
+	rm -rf $(VENV) $(VENV_LATEST) runs

@@ -67,8 +67,9 @@ def test_nan_loss_in_dqn_learner_names_the_step_and_the_loss():
         name="DQN learner",
     )
     before = learner.get_variables(["policy"])[0]
+    learner.step()
     with pytest.raises(NonFiniteLossError, match=r"DQN learner: loss 'loss' is nan at SGD step 1"):
-        learner.step()
+        learner.wait()
     after = learner.get_variables(["policy"])[0]
     assert all(jax.tree_util.tree_leaves(jax.tree_util.tree_map(lambda a, b: bool(jnp.all(a == b)), before, after)))
 

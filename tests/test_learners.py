@@ -50,19 +50,30 @@ def test_learner_steps_serves_variables_and_calls_after_update():
     learner.step()
     assert int(learner.state.steps) == 2
     np.testing.assert_allclose(learner.get_variables(["policy"])[0], 1.5)
+    assert seen == []  # the call is still in flight: finished on the host by the next step (or wait())
+    learner.wait()
     np.testing.assert_allclose(seen[0], [4.0, 4.0])
     with pytest.raises(KeyError, match="unknown"):
         learner.get_variables(["critic"])
 
 
 def test_nan_loss_raises_naming_step_and_loss_and_keeps_last_good_state():
-    batches = iter([jnp.array([1.0]), jnp.array([jnp.nan])])
+    batches = iter([jnp.array([1.0]), jnp.array([jnp.nan]), jnp.array([1.0])])
     learner = SGDLearner(state=_state(), update_step=_update_step, iterator=batches, variables={}, name="test learner")
     learner.step()
     good = float(learner.state.w)
+    learner.step()  # NaN loss: guarded on the device, reported when the host finishes this call
+    assert float(learner.state.w) == good and int(learner.state.steps) == 1  # the bad update was not applied
     with pytest.raises(NonFiniteLossError, match=r"test learner: loss 'loss' is nan at SGD step 2"):
         learner.step()
-    assert float(learner.state.w) == good  # the bad update was not applied
+
+
+def test_nan_loss_is_reported_by_wait_and_save():
+    learner = SGDLearner(state=_state(), update_step=_update_step, iterator=iter([jnp.array([jnp.inf])]), variables={})
+    learner.step()
+    with pytest.raises(NonFiniteLossError, match="is (nan|inf) at SGD step 1"):
+        learner.save()
+    assert float(learner.state.w) == 0.0
 
 
 def test_save_restore_round_trip():

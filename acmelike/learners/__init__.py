@@ -1,6 +1,6 @@
 """Learner machinery: a pure, jitted update step inside a thin stateful shell."""
 
-from acmelike.learners.sgd_learner import SGDLearner, NonFiniteLossError
+from acmelike.learners.sgd_learner import NonFiniteLossError, SGDLearner, guard_non_finite
 from acmelike.learners.steps import scan_update_steps
 
-__all__ = ["NonFiniteLossError", "SGDLearner", "scan_update_steps"]
+__all__ = ["NonFiniteLossError", "SGDLearner", "guard_non_finite", "scan_update_steps"]

@@ -1,9 +1,11 @@
 """SGDLearner: the stateful shell every agent's learner is (TrainingState + jitted pure update)."""
 
+import collections
 import time
 from typing import Any, Callable, Iterator, Mapping, Optional
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from acmelike import core
@@ -14,6 +16,22 @@ class NonFiniteLossError(FloatingPointError):
     """A learner's loss became NaN or infinite; the update that produced it was not applied."""
 
 
+def guard_non_finite(update: Callable, loss_key: str) -> Callable:
+    """Wraps `update(state, batch) -> (state, metrics, extras)` so a call whose loss is not finite keeps `state`.
+
+    The choice happens on the device, inside the same jitted call, so NaN never reaches the parameters and the
+    host need not wait for the result before dispatching the next update.
+    """
+
+    def guarded(state, batch):
+        new_state, metrics, extras = update(state, batch)
+        finite = jnp.all(jnp.isfinite(metrics[loss_key]))
+        kept = jax.tree_util.tree_map(lambda new, old: jnp.where(finite, new, old), new_state, state)
+        return kept, metrics, extras
+
+    return guarded
+
+
 class SGDLearner(core.Learner, core.Saveable):
     """Pulls a batch, applies a jitted pure update, serves parameters by name.
 
@@ -22,6 +40,11 @@ class SGDLearner(core.Learner, core.Saveable):
         learner.step()                         # one batch, `num_sgd_steps_per_step` SGD steps
         learner.get_variables(["policy"])
 
+    One call is kept in flight: `step()` dispatches its update, then finishes the previous call on the host
+    (NaN check, `after_update`, counts, logs) while the device computes. A non-finite loss is therefore reported
+    by the `step()` after the one that produced it (or by `save()`); the update that produced it is never
+    applied (see `guard_non_finite`).
+
     Args:
       state: the initial training state (a pytree, e.g. a `TrainingState` NamedTuple).
       update_step: pure `(state, batch) -> (state, metrics, extras)`; metrics are scalars, extras are per-item
@@ -29,9 +52,9 @@ class SGDLearner(core.Learner, core.Saveable):
       iterator: yields batches (`ReplaySample`s).
       variables: name -> function of the state giving what `get_variables(name)` serves.
       num_sgd_steps_per_step: split each batch into this many SGD steps, fused by `lax.scan`.
-      after_update: called with (batch, extras) on the host after each step (e.g. to update priorities).
-      loss_key: the metric checked for NaN/inf after every step.
-      counter, logger: receive `learner_steps` counts and metrics (metrics at most every `log_period_s`).
+      after_update: called with (batch, extras as numpy) on the host after each call (e.g. to update priorities).
+      loss_key: the metric that must stay finite.
+      counter, logger: receive `steps`/`sgd_steps` counts and metrics (metrics at most every `log_period_s`).
       name: names the learner in errors and logs.
     """
 
@@ -61,8 +84,9 @@ class SGDLearner(core.Learner, core.Saveable):
         self._last_log = -float("inf")
         self._name = name
         self._num_sgd_steps = num_sgd_steps_per_step
-        self._update = jax.jit(scan_update_steps(update_step, num_sgd_steps_per_step))
-        self._sgd_steps = 0
+        self._update = jax.jit(guard_non_finite(scan_update_steps(update_step, num_sgd_steps_per_step), loss_key))
+        self._in_flight = collections.deque()  # (batch, metrics, extras) of calls not yet finished on the host
+        self._sgd_steps = 0  # SGD steps finished on the host
 
     @property
     def state(self) -> Any:
@@ -70,10 +94,17 @@ class SGDLearner(core.Learner, core.Saveable):
 
     def step(self) -> None:
         batch = next(self._iterator)
-        new_state, metrics, extras = self._update(self._state, batch)
-        metrics = jax.device_get(metrics)
-        self._check_finite(metrics)
-        self._state = new_state  # only a finite update is kept: a NaN loss loses nothing
+        self._state, metrics, extras = self._update(self._state, batch)
+        self._in_flight.append((batch, metrics, extras))
+        if len(self._in_flight) > 1:
+            self._finish(*self._in_flight.popleft())
+
+    def _finish(self, batch, metrics, extras) -> None:
+        losses = np.asarray(metrics[self._loss_key]).reshape(-1)  # waits for that call only
+        bad = np.flatnonzero(~np.isfinite(losses))
+        if bad.size:
+            self._in_flight.clear()
+            self._raise_non_finite(losses, bad[0], metrics)
         self._sgd_steps += self._num_sgd_steps
         if self._after_update is not None:
             self._after_update(batch, jax.device_get(extras))
@@ -81,20 +112,23 @@ class SGDLearner(core.Learner, core.Saveable):
         now = time.time()
         if self._logger is not None and now - self._last_log >= self._log_period_s:
             self._last_log = now
-            summary = {key: float(np.mean(value)) for key, value in metrics.items()}
+            summary = {key: float(np.mean(value)) for key, value in jax.device_get(metrics).items()}
             self._logger.write({**counts, **summary})
 
-    def _check_finite(self, metrics: Mapping[str, np.ndarray]) -> None:
-        losses = np.asarray(metrics[self._loss_key]).reshape(-1)
-        bad = np.flatnonzero(~np.isfinite(losses))
-        if bad.size:
-            step = self._sgd_steps + int(bad[0]) + 1
-            raise NonFiniteLossError(
-                f"{self._name}: loss '{self._loss_key}' is {losses[bad[0]]} at SGD step {step}; the update was not "
-                f"applied and the parameters from step {self._sgd_steps} are kept. Check the data for NaN/inf "
-                f"(observations, rewards) or lower the learning rate. Other metrics: "
-                + ", ".join(f"{k}={np.asarray(v).reshape(-1)[bad[0]]:.4g}" for k, v in metrics.items())
-            )
+    def _raise_non_finite(self, losses: np.ndarray, index: int, metrics) -> None:
+        step = self._sgd_steps + int(index) + 1
+        values = jax.device_get(metrics)
+        raise NonFiniteLossError(
+            f"{self._name}: loss '{self._loss_key}' is {losses[index]} at SGD step {step}; that update was not "
+            f"applied, so the parameters stay finite. Check the data for NaN/inf (observations, rewards) or lower "
+            f"the learning rate. Metrics of that step: "
+            + ", ".join(f"{k}={np.asarray(v).reshape(-1)[index]:.4g}" for k, v in values.items())
+        )
+
+    def wait(self) -> None:
+        """Finishes every call in flight (raising for a non-finite loss among them)."""
+        while self._in_flight:
+            self._finish(*self._in_flight.popleft())
 
     def get_variables(self, names):
         unknown = [n for n in names if n not in self._variables]
@@ -103,7 +137,9 @@ class SGDLearner(core.Learner, core.Saveable):
         return [self._variables[name](self._state) for name in names]
 
     def save(self) -> Any:
+        self.wait()
         return jax.device_get(self._state)
 
     def restore(self, state: Any) -> None:
+        self._in_flight.clear()
         self._state = jax.device_put(state)

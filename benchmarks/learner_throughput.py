@@ -1,0 +1,172 @@
+"""Learner throughput: SGD updates/s of the DQN and PPO update steps inside `SGDLearner`, against a bare jitted loop.
+
+Both sides run the same jitted update (`scan_update_steps(update_step, K)`) on the same synthetic batch, already
+on the device JAX picks (CPU here, a GPU where one is visible). The bare loop only dispatches and blocks at the
+end; the learner shell also pulls from an iterator, checks the loss for NaN, counts and logs. The ratio
+learner / bare is the shell's cost (goal: >= 0.95). Compile time is measured separately from run time.
+
+    python benchmarks/learner_throughput.py [--quick] [--out benchmarks/results]
+"""
+
+import argparse
+import itertools
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import jax  # noqa: E402
+import numpy as np  # noqa: E402
+from dm_env import specs  # noqa: E402
+
+from acmelike.learners import SGDLearner, scan_update_steps  # noqa: E402
+from acmelike.specs import EnvironmentSpec  # noqa: E402
+from acmelike.types import ReplaySample, SampleInfo, Step, Transition  # noqa: E402
+from benchmarks.common import machine_info, median_rate, package_versions, write_json  # noqa: E402
+
+
+def cartpole_like_spec(observation_size: int, num_actions: int) -> EnvironmentSpec:
+    return EnvironmentSpec(
+        observations=specs.Array((observation_size,), np.float32, "observation"),
+        actions=specs.DiscreteArray(num_actions, np.int32, "action"),
+        rewards=specs.Array((), np.float32, "reward"),
+        discounts=specs.BoundedArray((), np.float32, 0.0, 1.0, "discount"),
+    )
+
+
+def dqn_case(spec, rng):
+    from agents.dqn import DQNConfig, learning, make_networks
+
+    config = DQNConfig()
+    networks = make_networks(spec, hidden_sizes=config.hidden_sizes)
+    n = config.batch_size * config.num_sgd_steps_per_step
+    obs = spec.observations.shape
+    batch = ReplaySample(
+        info=SampleInfo(np.arange(n, dtype=np.uint64), rng.uniform(1e-4, 1e-3, n), np.full(n, 10_000)),
+        data=Transition(
+            observation=rng.normal(size=(n,) + obs).astype(np.float32),
+            action=rng.integers(0, spec.actions.num_values, n).astype(np.int32),
+            reward=rng.normal(size=n).astype(np.float32),
+            discount=np.full(n, 0.97, np.float32),
+            next_observation=rng.normal(size=(n,) + obs).astype(np.float32),
+        ),
+    )
+    state = learning.init_training_state(networks, config, jax.random.PRNGKey(0))
+    shape = f"{config.num_sgd_steps_per_step} x [{config.batch_size}] transitions, obs {obs}"
+    return learning.make_update_step(networks, config), state, batch, config.num_sgd_steps_per_step, 1, shape
+
+
+def ppo_case(spec, rng):
+    from agents.ppo import PPOConfig, learning, make_networks
+
+    config = PPOConfig()
+    networks = make_networks(spec, hidden_sizes=config.hidden_sizes)
+    b, t = config.batch_size, config.unroll_length + 1
+    obs = spec.observations.shape
+    starts = np.zeros((b, t), bool)
+    starts[:, t // 2] = True  # one episode boundary per sequence, as on CartPole
+    batch = ReplaySample(
+        info=SampleInfo(np.arange(b, dtype=np.uint64), np.ones(b), np.full(b, b)),
+        data=Step(
+            observation=rng.normal(size=(b, t) + obs).astype(np.float32),
+            action=rng.integers(0, spec.actions.num_values, (b, t)).astype(np.int32),
+            reward=np.ones((b, t), np.float32),
+            discount=np.ones((b, t), np.float32),
+            start_of_episode=starts,
+            extras={"log_prob": np.full((b, t), -0.69, np.float32)},
+        ),
+    )
+    state = learning.init_training_state(networks, config, jax.random.PRNGKey(0))
+    sgd_steps = config.num_epochs * config.num_minibatches
+    shape = f"[{b} x {t}] steps, obs {obs}, {config.num_epochs} epochs x {config.num_minibatches} minibatches"
+    return learning.make_update_step(networks, config), state, batch, 1, sgd_steps, shape
+
+
+def measure(name, case, calls: int, repeats: int):
+    update_step, state, batch, scan_steps, inner_sgd_steps, shape = case
+    batch = jax.device_put(batch)
+    sgd_per_call = scan_steps * inner_sgd_steps
+
+    bare_update = jax.jit(scan_update_steps(update_step, scan_steps))
+    start = time.perf_counter()
+    jax.block_until_ready(bare_update(state, batch))
+    compile_s = time.perf_counter() - start
+
+    def bare():
+        s = state
+        for _ in range(calls):
+            s, _, _ = bare_update(s, batch)
+        jax.block_until_ready(s)
+        return calls * sgd_per_call
+
+    learner = SGDLearner(
+        state=state,
+        update_step=update_step,
+        iterator=itertools.repeat(batch),
+        variables={"policy": lambda s: s.params},
+        num_sgd_steps_per_step=scan_steps,
+    )
+    learner.step()  # compile the learner's own jit outside the timing
+
+    def shell():
+        for _ in range(calls):
+            learner.step()
+        jax.block_until_ready(learner.state)
+        return calls * sgd_per_call
+
+    # Interleave so drift in machine load hits both sides alike.
+    bare_rates, shell_rates = [], []
+    for _ in range(repeats):
+        bare_rates.append(median_rate(bare, 1)["median_per_second"])
+        shell_rates.append(median_rate(shell, 1)["median_per_second"])
+    bare_rate, shell_rate = float(np.median(bare_rates)), float(np.median(shell_rates))
+    return {
+        "agent": name,
+        "batch": shape,
+        "sgd_steps_per_call": sgd_per_call,
+        "compile_seconds": round(compile_s, 3),
+        "bare_jitted_loop_sgd_steps_per_s": round(bare_rate, 1),
+        "sgd_learner_sgd_steps_per_s": round(shell_rate, 1),
+        "ratio_learner_to_bare": round(shell_rate / bare_rate, 3),
+        "repeats": repeats,
+        "calls_per_repeat": calls,
+    }
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer calls and repeats")
+    parser.add_argument("--out", default=None, help="results directory (default benchmarks/results)")
+    parser.add_argument("--observation-size", type=int, default=4)
+    parser.add_argument("--num-actions", type=int, default=2)
+    args = parser.parse_args(argv)
+    calls, repeats = (50, 3) if args.quick else (300, 5)
+    spec = cartpole_like_spec(args.observation_size, args.num_actions)
+    rng = np.random.default_rng(0)
+    results = [
+        measure("dqn", dqn_case(spec, rng), calls, repeats),
+        measure("ppo", ppo_case(spec, rng), max(calls // 5, 10), repeats),
+    ]
+    device = jax.devices()[0]
+    payload = {
+        "benchmark": "learner_throughput",
+        "device": {"platform": device.platform, "kind": getattr(device, "device_kind", str(device))},
+        "machine": machine_info(),
+        "versions": package_versions(["jax", "jaxlib", "flax", "optax", "rlax", "numpy"]),
+        "seed": 0,
+        "results": results,
+    }
+    print(f"device: {payload['device']['kind']} ({payload['device']['platform']}), jax {payload['versions']['jax']}")
+    print(f"{'agent':6s} {'bare SGD steps/s':>17s} {'learner SGD steps/s':>20s} {'ratio':>6s} {'compile s':>9s}  batch")
+    for r in results:
+        print(
+            f"{r['agent']:6s} {r['bare_jitted_loop_sgd_steps_per_s']:17.0f} {r['sgd_learner_sgd_steps_per_s']:20.0f} "
+            f"{r['ratio_learner_to_bare']:6.3f} {r['compile_seconds']:9.2f}  {r['batch']}"
+        )
+    path = write_json("learner_throughput", payload, args.out) if args.out else write_json("learner_throughput", payload)
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
