@@ -1,10 +1,25 @@
 """VariableClient: how an actor keeps its copy of the learner's parameters fresh."""
 
+import concurrent.futures
+import threading
 from typing import Any, Optional, Sequence, Union
 
 import jax
 
 from acmelike import core
+
+
+class RemoteVariableSource(core.VariableSource):
+    """A variable source in another thread or process (e.g. a Launchpad courier client of the learner).
+
+    Wrapping a source in this tells `VariableClient` to fetch from it asynchronously.
+    """
+
+    def __init__(self, source: core.VariableSource):
+        self._source = source
+
+    def get_variables(self, names):
+        return self._source.get_variables(names)
 
 
 class VariableClient:
@@ -15,10 +30,20 @@ class VariableClient:
         client.update(wait=True) # fetches now
         client.params            # the last fetched value (fetched on first use)
 
-    Fetched values are put on the default device once here, so a jitted policy does not transfer them per step.
+    With `asynchronous=True` (for a learner in another process) a due fetch runs on a background thread and its
+    result replaces the parameters at a later `update()`, so acting never waits on the network; at most one
+    fetch is in flight. The default (None) is asynchronous exactly for a `RemoteVariableSource`, so builders
+    need not know where their learner runs. Fetched values are put on the default device once here, so a jitted policy does not
+    transfer them on every step.
     """
 
-    def __init__(self, source: core.VariableSource, names: Union[str, Sequence[str]], update_period: int = 1):
+    def __init__(
+        self,
+        source: core.VariableSource,
+        names: Union[str, Sequence[str]],
+        update_period: int = 1,
+        asynchronous: Optional[bool] = None,
+    ):
         if update_period < 1:
             raise ValueError(f"update_period must be >= 1, got {update_period}.")
         self._source = source
@@ -27,16 +52,47 @@ class VariableClient:
         self._update_period = update_period
         self._calls_since_fetch = 0
         self._params: Optional[Any] = None
+        if asynchronous is None:
+            asynchronous = isinstance(source, RemoteVariableSource)
+        self._asynchronous = asynchronous
+        self._pending: Optional[concurrent.futures.Future] = None
         self.num_fetches = 0
 
     def update(self, wait: bool = False) -> None:
+        if self._pending is not None and self._pending.done():
+            self._adopt(self._pending.result())  # re-raises a failed fetch here, in the caller's thread
+            self._pending = None
         self._calls_since_fetch += 1
-        if wait or self._calls_since_fetch >= self._update_period:
+        if wait:
             self.update_and_wait()
+        elif self._calls_since_fetch >= self._update_period:
+            if not self._asynchronous:
+                self.update_and_wait()
+            elif self._pending is None:
+                self._pending = self._fetch_in_background()
+                self._calls_since_fetch = 0
 
     def update_and_wait(self) -> None:
-        values = self._source.get_variables(self._names)
-        values = jax.device_put(values)
+        self._adopt(self._fetch())
+
+    def _fetch_in_background(self) -> concurrent.futures.Future:
+        # A daemon thread, not a ThreadPoolExecutor: the interpreter joins executor threads at exit, and a fetch
+        # from a learner that has gone away may never return.
+        future: concurrent.futures.Future = concurrent.futures.Future()
+
+        def fetch():
+            try:
+                future.set_result(self._fetch())
+            except BaseException as error:  # noqa: BLE001 - re-raised by update() in the actor's thread
+                future.set_exception(error)
+
+        threading.Thread(target=fetch, name="variable-client-fetch", daemon=True).start()
+        return future
+
+    def _fetch(self):
+        return jax.device_put(self._source.get_variables(self._names))
+
+    def _adopt(self, values) -> None:
         self._params = values[0] if self._single else values
         self._calls_since_fetch = 0
         self.num_fetches += 1

@@ -1,6 +1,7 @@
-"""Command line: train an agent in one process and print a one-line JSON summary.
+"""Command line: train an agent, in one process or as a distributed program, and print a one-line JSON summary.
 
     python -m launch --agent dqn --env CartPole-v1 --steps 100000 --seed 0 --run-dir runs/dqn
+    python -m launch --agent dqn --env CartPole-v1 --launch local_mp --actors 2 --steps 100000 --run-dir runs/mp
 """
 
 import argparse
@@ -8,6 +9,7 @@ import json
 import sys
 
 import launch  # noqa: F401  (orders the JAX/TensorFlow imports before anything else)
+from launch.distributed import LAUNCH_TYPES, DistributedRunError, run_distributed
 from launch.registry import AGENTS, make_experiment_config
 from launch.single_process import run_single_process
 
@@ -21,7 +23,14 @@ def main(argv=None) -> int:
     parser.add_argument("--run-dir", default=None, help="where CSV logs, learning_curve.png and summary.json go")
     parser.add_argument("--eval-every", type=int, default=0, help="actor steps between evaluations (0: none)")
     parser.add_argument("--progress-seconds", type=float, default=5.0, help="seconds between progress lines")
+    parser.add_argument(
+        "--launch", default="single", choices=("single",) + LAUNCH_TYPES,
+        help="single: one process; local_mt / local_mp: a Launchpad program (threads / processes)",
+    )
+    parser.add_argument("--actors", type=int, default=1, help="actor nodes of a distributed program")
     args = parser.parse_args(argv)
+    if args.launch != "single" and not args.run_dir:
+        parser.error("--launch local_mt/local_mp needs --run-dir (node logs, progress and failures go there)")
     try:
         config = make_experiment_config(
             agent=args.agent,
@@ -34,7 +43,14 @@ def main(argv=None) -> int:
         )
     except ValueError as error:
         parser.error(str(error))
-    summary = run_single_process(config)
+    if args.launch == "single":
+        summary = run_single_process(config)
+    else:
+        try:
+            summary = run_distributed(config, num_actors=args.actors, launch_type=args.launch)
+        except DistributedRunError as error:
+            print(f"error: {error}", file=sys.stderr, flush=True)
+            return 1
     print(json.dumps(summary), flush=True)
     return 0
 

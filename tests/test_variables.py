@@ -33,3 +33,29 @@ def test_several_names_and_bad_period():
     assert len(client.params) == 2
     with pytest.raises(ValueError, match="update_period"):
         VariableClient(CountingSource(), "policy", update_period=0)
+
+
+def test_asynchronous_fetch_lands_at_a_later_update():
+    import threading
+
+    release = threading.Event()
+
+    class SlowSource(CountingSource):
+        def get_variables(self, names):
+            if self.calls >= 1:
+                release.wait(5)
+            return super().get_variables(names)
+
+    source = SlowSource()
+    client = VariableClient(source, "policy", update_period=1, asynchronous=True)
+    assert float(client.params) == 1
+    client.update()  # starts a fetch that blocks until released; acting goes on with the old value
+    client.update()
+    assert float(client.params) == 1
+    release.set()
+    for _ in range(100):
+        client.update()
+        if float(client.params) == 2:
+            break
+        threading.Event().wait(0.01)
+    assert float(client.params) == 2

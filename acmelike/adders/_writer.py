@@ -4,9 +4,11 @@ Reverb itself is never imported here: the `TrajectoryWriter` comes from the clie
 TensorFlow is imported only inside the `signature` helpers (see DESIGN.md, "lazy, honest imports").
 """
 
+import threading
 from typing import Callable, Mapping, Optional, Sequence, Union
 
 import dm_env
+
 import jax
 import numpy as np
 
@@ -49,6 +51,14 @@ def step_signature(environment_spec, extras_spec: NestedSpec = (), sequence_leng
     )
 
 
+class AdderInterrupted(RuntimeError):
+    """`ReverbAdder.interrupt()` was called while the adder waited for the replay server."""
+
+
+# Blocking writer calls wait in slices this long, checking for `interrupt()` in between.
+_WAIT_SLICE_MS = 200
+
+
 class ReverbAdder:
     """Base of the Reverb adders: validates calls, computes priorities, creates items, keeps them flowing.
 
@@ -56,6 +66,9 @@ class ReverbAdder:
     Every `_create_items` call is followed by `writer.flush(block_until_num_items=max_in_flight_items)`, so at
     most `max_in_flight_items` items per adder wait unconfirmed; the episode end flushes all of them.
     """
+
+    # Whether the writer's last row is a partial step while an episode is running (see `reset`).
+    _open_row_mid_episode = True
 
     def __init__(
         self,
@@ -81,6 +94,7 @@ class ReverbAdder:
         self._priority_fns = dict(priority_fns or {})
         self._max_in_flight_items = max_in_flight_items
         self._writer = client.trajectory_writer(num_keep_alive_refs=num_keep_alive_refs)
+        self._interrupted = threading.Event()
         self._in_episode = False
         self._extras_structure = None
 
@@ -119,17 +133,45 @@ class ReverbAdder:
         if next_timestep.last():
             self._in_episode = False
 
+    def interrupt(self) -> None:
+        """Makes a wait for the server (an insert held back by a rate limiter) raise `AdderInterrupted`.
+
+        Safe to call from another thread; a program that is stopping calls it so its actors can exit even when
+        the learner no longer samples. The adder is unusable afterwards.
+        """
+        self._interrupted.set()
+
+    def _flush(self, block_until_num_items: int) -> None:
+        """`writer.flush`, waiting in slices so that `interrupt()` can end the wait."""
+        while True:
+            if self._interrupted.is_set():
+                raise AdderInterrupted(f"{type(self).__name__} was interrupted while waiting for the replay server.")
+            try:
+                self._writer.flush(block_until_num_items=block_until_num_items, timeout_ms=_WAIT_SLICE_MS)
+                return
+            except Exception as error:  # noqa: BLE001 - only a timed-out slice is retried
+                # Imported here, not per call (this runs once per step): adders must not import Reverb eagerly.
+                from reverb import errors
+
+                if not isinstance(error, errors.DeadlineExceededError):
+                    raise
+
+    def _end_episode(self, clear_buffers: bool) -> None:
+        """`writer.end_episode`, interruptible: everything is flushed first, so the call itself does not wait."""
+        self._flush(0)
+        self._writer.end_episode(clear_buffers=clear_buffers)
+
     def close(self) -> None:
         """Sends what is pending and closes the writer's stream (a Reverb server waits on open streams when it stops)."""
         self._writer.close()
 
     def reset(self) -> None:
         """Drops the partial episode; items already created are still sent."""
-        if self._in_episode:
+        if self._in_episode and self._open_row_mid_episode:
             # Mid-episode the latest observation's row is a partial step. end_episode() does not close it in
             # reverb 0.7.2: the next episode's first append would land in it. An empty append closes it.
             self._writer.append({})
-        self._writer.end_episode(clear_buffers=True)
+        self._end_episode(clear_buffers=True)
         self._in_episode = False
         self._clear()
 
@@ -147,7 +189,7 @@ class ReverbAdder:
                 priority = float(priority_fn(as_numpy))
             self._writer.create_item(table=table, priority=priority, trajectory=trajectory)
         if self._max_in_flight_items is not None:
-            self._writer.flush(block_until_num_items=self._max_in_flight_items)
+            self._flush(self._max_in_flight_items)
 
     def _begin(self, timestep: dm_env.TimeStep) -> None:
         raise NotImplementedError

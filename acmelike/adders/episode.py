@@ -80,7 +80,7 @@ class EpisodeAdder(StepAdder):
                 self._writer.append(padding)
             length = self._max_length
         self._create_items(self._last_steps(length))
-        self._writer.end_episode(clear_buffers=True)
+        self._end_episode(clear_buffers=True)
         self._clear()
 
     @staticmethod

@@ -103,7 +103,7 @@ class SequenceAdder(StepAdder):
 
     def _episode_ended(self):
         if self._behavior is EndBehavior.CONTINUE:
-            self._writer.end_episode(clear_buffers=False)  # flushes the items; the history stays referencable
+            self._end_episode(clear_buffers=False)  # flushes the items; the history stays referencable
             return
         rows, length = self._rows, self._length
         if not self._is_write_point(rows):
@@ -117,7 +117,7 @@ class SequenceAdder(StepAdder):
                 self._create_items(self._last_steps(length))
             elif real_rows > 0 and self._behavior is EndBehavior.TRUNCATE:
                 self._create_items(self._last_steps(real_rows))
-        self._writer.end_episode(clear_buffers=True)
+        self._end_episode(clear_buffers=True)
         self._clear()
 
     @staticmethod

@@ -10,6 +10,17 @@ from acmelike.adders._writer import PriorityFns, ReverbAdder, as_float32, tensor
 from acmelike.types import NestedSpec, Transition
 
 
+# Reward/discount types summed as Python floats (float64); anything else (arrays, nests) goes through NumPy.
+_SCALARS = frozenset({float, int, np.float16, np.float32, np.float64, np.int32, np.int64})
+
+
+def _at(column_nest, index):
+    """`column[index]` for every column of a (possibly nested) history entry."""
+    if isinstance(column_nest, (dict, list, tuple)):
+        return jax.tree_util.tree_map(lambda column: column[index], column_nest)
+    return column_nest[index]
+
+
 class NStepTransitionAdder(ReverbAdder):
     """Writes n-step transitions (Sutton & Barto, 2018, ch. 7) to Reverb, one per environment step.
 
@@ -26,8 +37,9 @@ class NStepTransitionAdder(ReverbAdder):
     discount 1 on the last step) gives gamma^m * prod(d). Episodes shorter than n give shorter windows only.
     Rewards may be nested (one n-step return per leaf); the discount is one array, broadcast against them.
 
-    Storage: row t of the writer holds o_t, a_t, extras_t and, in two extra columns, the reward and discount of
-    the window that the timestep after a_t completes (start t + 1 - n); items only reference cells, so each
+    Storage: one complete writer row per step (one `append`, the writer's dominant cost). Row t holds o_t, the
+    action a_{t-1} and extras_{t-1} that led to it and, in two extra columns, the reward and discount of the
+    window that o_t completes (start t - n); row 0 holds o_0 only. Items only reference cells, so each
     observation is stored once. At the episode end the windows still open (up to n - 1) get their reward and
     discount in rows of their own after the final observation's row. An item spans at most n + 1 rows.
     """
@@ -66,7 +78,10 @@ class NStepTransitionAdder(ReverbAdder):
         )
         self._n = n_step
         self._gamma = float(discount)
+        self._history = None
         self._clear()
+
+    _open_row_mid_episode = False  # every row is appended complete
 
     def _clear(self):
         self._t = 0  # index of the row holding the latest observation
@@ -75,59 +90,79 @@ class NStepTransitionAdder(ReverbAdder):
         self._discounts = collections.deque(maxlen=self._n)
 
     def _begin(self, timestep):
-        self._writer.append({"observation": timestep.observation}, partial_step=True)
+        self._writer.append({"observation": timestep.observation})
 
     def _window(self, start: int):
         """Reward and total discount of the window from `start` to the latest observation (at most n steps)."""
         offset = self._t - start  # window length m
         rewards = list(self._rewards)[-offset:]
         discounts = list(self._discounts)[-offset:]
+        gamma = self._gamma
+        if all(type(r) is float for r in rewards) and all(type(d) is float for d in discounts):
+            # Scalar rewards and discounts (the common case): Python floats are float64, as below.
+            total, weight = 0.0, 1.0
+            for r, d in zip(rewards, discounts):
+                total += weight * r
+                weight = weight * gamma * d  # the same association as below
+            return {"reward": np.float32(total), "discount": np.float32(weight)}
         weights = [np.float64(1.0)]
         for discount in discounts:
-            weights.append(weights[-1] * self._gamma * discount)
+            weights.append(weights[-1] * gamma * discount)
         total_reward = jax.tree_util.tree_map(
             lambda *rs: sum(weight * r for weight, r in zip(weights, rs)), *rewards  # rewards may be nested
         )
         return {"reward": as_float32(total_reward), "discount": as_float32(weights[-1])}
 
-    def _write_transition(self, start: int, n_step_row: int):
-        """An item for `start`, its n-step reward/discount in row `n_step_row` (counted from the end)."""
+    def _history_view(self):
+        """`writer.history`, kept once every column exists (after the first row with n-step columns).
+
+        `writer.history` rebuilds its nest of column views on every access; the views themselves are live (they
+        follow later appends and are cleared in place by `end_episode`), so once no new column can appear the
+        nest can be kept. Rows only ever hold observation, action, extras (fixed structure) and n_step.
+        """
+        if self._history is not None:
+            return self._history
         history = self._writer.history
-        at_start = lambda column: column[start]  # noqa: E731
+        if "n_step" in history and "action" in history:
+            self._history = history
+        return history
+
+    def _write_transition(self, history, start: int):
+        """An item for `start`: its action and extras are in row start + 1, its reward/discount in the last row."""
+        n_step = history["n_step"]
         trajectory = Transition(
-            observation=jax.tree_util.tree_map(at_start, history["observation"]),
-            action=jax.tree_util.tree_map(at_start, history["action"]),
-            reward=jax.tree_util.tree_map(lambda column: column[n_step_row], history["n_step"]["reward"]),
-            discount=history["n_step"]["discount"][n_step_row],
-            next_observation=jax.tree_util.tree_map(lambda column: column[self._t], history["observation"]),
-            extras=jax.tree_util.tree_map(at_start, history.get("extras", ())),
+            observation=_at(history["observation"], start),
+            action=_at(history["action"], start + 1),
+            reward=_at(n_step["reward"], -1),
+            discount=n_step["discount"][-1],
+            next_observation=_at(history["observation"], self._t),
+            extras=_at(history.get("extras", ()), start + 1),
         )
         self._create_items(trajectory)
         self._first_open = start + 1
 
     def _step(self, action, next_timestep, extras):
-        self._rewards.append(jax.tree_util.tree_map(lambda r: np.asarray(r, np.float64), next_timestep.reward))
-        self._discounts.append(np.asarray(next_timestep.discount, np.float64))
+        reward, discount = next_timestep.reward, next_timestep.discount
+        self._rewards.append(
+            float(reward) if type(reward) in _SCALARS else jax.tree_util.tree_map(lambda r: np.asarray(r, np.float64), reward)
+        )
+        self._discounts.append(float(discount) if type(discount) in _SCALARS else np.asarray(discount, np.float64))
         self._t += 1
         start = self._t - self._n  # the start whose full n-step window this step completes
-        row = {"action": action, "extras": extras}
+        row = {"observation": next_timestep.observation, "action": action, "extras": extras}
         if start >= 0:
             row["n_step"] = self._window(start)
-        self._writer.append(row)  # closes row t - 1
-        self._writer.append({"observation": next_timestep.observation}, partial_step=True)
+        writer = self._writer
+        writer.append(row)  # row t, complete
         if start >= 0:
-            self._write_transition(start, n_step_row=-2)  # row t - 1, before the newly opened row
+            self._write_transition(self._history_view(), start)
         if next_timestep.last():
-            # Windows cut short by the episode end; each gets its reward/discount in a row of its own (the
-            # first closes the final observation's row). None of them reference more than n + 1 rows back.
+            # Windows cut short by the episode end; each gets its reward/discount in a row of its own after the
+            # final observation's row. None of them reference more than n + 1 rows back.
             for start in range(self._first_open, self._t):
-                self._writer.append({"n_step": self._window(start)})
-                self._write_transition(start, n_step_row=-1)
-            else:
-                # No window was cut short (n == 1), so nothing closed the final observation's partial row;
-                # reverb 0.7.2's end_episode() leaves it open for the next episode's first append.
-                self._writer.append({})
-            self._writer.end_episode(clear_buffers=True)
+                writer.append({"n_step": self._window(start)})
+                self._write_transition(self._history_view(), start)
+            self._end_episode(clear_buffers=True)
             self._clear()
 
     @staticmethod

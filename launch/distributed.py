@@ -1,0 +1,240 @@
+"""make_distributed_program: the same builder as a Launchpad program; run_distributed: launch it and supervise.
+
+    program, graph = make_distributed_program(config, num_actors=2)
+    print(describe_program(graph))                   # what will launch
+    summary = run_distributed(config, num_actors=2, launch_type="local_mp")
+
+Nodes (groups): replay (ReverbNode with the builder's tables, inserts may block), counter (CourierNode holding a
+Counter), learner (CourierNode: dataset from replay, serves get_variables), actor (one CourierNode per actor,
+each an EnvironmentLoop writing to replay), evaluator, steps_limiter (calls lp.stop() at the actor-step budget).
+"""
+
+import dataclasses
+import glob
+import json
+import os
+import threading
+import time
+from typing import Any, Dict, List, Optional, Tuple
+
+from acmelike.counting import Counter
+from launch import nodes
+from launch.episode_stats import ReturnTracker
+from launch.experiment import ExperimentConfig
+
+LAUNCH_TYPES = ("local_mt", "local_mp")
+
+
+class DistributedRunError(RuntimeError):
+    """A node of a distributed program failed; the message names it and carries its traceback."""
+
+
+@dataclasses.dataclass(frozen=True)
+class NodeDescription:
+    group: str
+    name: str
+    kind: str  # the Launchpad node type
+    receives: Tuple[str, ...]  # the groups whose handles this node gets
+
+
+def make_distributed_program(config: ExperimentConfig, num_actors: int, *, name: str = "acmelike"):
+    """Returns `(program, graph)`: a `launchpad.Program` and the list of `NodeDescription`s it is made of."""
+    import launchpad as lp
+
+    if num_actors < 1:
+        raise ValueError(f"num_actors must be >= 1, got {num_actors}.")
+    run_dir = config.run_dir
+    program = lp.Program(name)
+    graph: List[NodeDescription] = []
+
+    def add(group, node_name, node, receives=()):
+        with program.group(group):
+            handle = program.add_node(node)
+        graph.append(NodeDescription(group, node_name, type(node).__name__, tuple(receives)))
+        return handle
+
+    replay = add("replay", "replay", lp.ReverbNode(_ReplayTables(config)))
+    counter = add("counter", "counter", lp.CourierNode(Counter, time_delta=0.0))
+    learner = add(
+        "learner", "learner", lp.CourierNode(nodes.LearnerNode, config, replay, counter, run_dir), ("replay", "counter")
+    )
+    for index in range(num_actors):
+        add(
+            "actor",
+            f"actor_{index}",
+            lp.CourierNode(nodes.ActorNode, config, index, replay, learner, counter, run_dir),
+            ("replay", "learner", "counter"),
+        )
+    add("evaluator", "evaluator", lp.CourierNode(nodes.EvaluatorNode, config, learner, counter, run_dir), ("learner", "counter"))
+    add(
+        "steps_limiter",
+        "steps_limiter",
+        lp.CourierNode(nodes.StepsLimiter, counter, config.max_num_actor_steps, run_dir),
+        ("counter",),
+    )
+    return program, graph
+
+
+class _ReplayTables:
+    """A picklable `priority_tables_fn` for the ReverbNode."""
+
+    def __init__(self, config: ExperimentConfig):
+        self._config = config
+
+    def __call__(self):
+        return nodes.make_replay_tables(self._config)
+
+
+def describe_program(graph: List[NodeDescription]) -> str:
+    """The node graph as text: one line per node, grouped, with the handles each node receives."""
+    lines = []
+    for group in dict.fromkeys(node.group for node in graph):
+        members = [node for node in graph if node.group == group]
+        lines.append(f"{group} ({len(members)} node{'s' if len(members) > 1 else ''}):")
+        for node in members:
+            receives = ", ".join(node.receives) if node.receives else "nothing"
+            lines.append(f"  {node.name:<14s} {node.kind:<12s} receives: {receives}")
+    return "\n".join(lines)
+
+
+def run_distributed(
+    config: ExperimentConfig,
+    num_actors: int,
+    launch_type: str = "local_mp",
+    *,
+    stop_timeout_s: float = 60.0,
+) -> Dict[str, Any]:
+    """Launches the program, prints progress, waits for the end, and returns the summary.
+
+    Raises `DistributedRunError` naming the node (with its traceback) if any node fails; in every case the
+    program is stopped and its processes are gone when this returns. Ctrl-C or SIGTERM stops every node.
+    """
+    import launchpad as lp
+    from launchpad.launch.run_locally import launch_local_output_to_files
+
+    if launch_type not in LAUNCH_TYPES:
+        raise ValueError(f"Unknown launch type {launch_type!r}. Choose one of: {', '.join(LAUNCH_TYPES)}.")
+    if not config.run_dir:
+        raise ValueError("run_distributed needs config.run_dir: nodes report progress, logs and failures there.")
+    run_dir = os.path.abspath(config.run_dir)
+    config = dataclasses.replace(config, run_dir=run_dir)
+    os.makedirs(run_dir, exist_ok=True)
+    for stale in glob.glob(os.path.join(run_dir, nodes.FAILURES_DIR, "*.txt")) + [os.path.join(run_dir, "progress.json")]:
+        if os.path.exists(stale):
+            os.remove(stale)
+
+    program, graph = make_distributed_program(config, num_actors)
+    print(describe_program(graph), flush=True)
+    start = time.time()
+    if launch_type == "local_mp":
+        logs = os.path.join(run_dir, "logs")
+        os.makedirs(logs, exist_ok=True)
+        # Launchpad reads this directory once at import; each node's output goes to <run_dir>/logs/<group>_<i>.
+        launch_local_output_to_files._LOGGING_DIR = logs
+        manager = lp.launch(program, launch_type=lp.LaunchType.LOCAL_MULTI_PROCESSING, terminal="output_to_files")
+    else:
+        manager = lp.launch(program, launch_type=lp.LaunchType.LOCAL_MULTI_THREADING)
+
+    failure = _supervise(manager, run_dir, config.progress_period_s, config.max_num_actor_steps, stop_timeout_s)
+    wall = time.time() - start
+    node_failures = _read_failures(run_dir)
+    if node_failures or failure is not None:
+        details = "\n".join(f"--- node {name} ---\n{text}" for name, text in node_failures.items())
+        names = ", ".join(node_failures) or "unknown node"
+        raise DistributedRunError(
+            f"distributed program failed in node(s): {names} ({failure or 'see traceback'}).\n{details}"
+            + (f"\nNode logs: {os.path.join(run_dir, 'logs')}" if launch_type == "local_mp" else "")
+        )
+    return _summary(config, run_dir, num_actors, launch_type, wall)
+
+
+def _supervise(manager, run_dir: str, period_s: float, max_steps: int, stop_timeout_s: float) -> Optional[BaseException]:
+    """Waits for the program (printing progress); returns the first worker failure, if any."""
+    result: Dict[str, BaseException] = {}
+
+    def wait():
+        try:
+            manager.wait()
+        except BaseException as error:  # noqa: BLE001 - handed to the main thread
+            result["failure"] = error
+            manager.wait(raise_error=False)  # the manager is stopping the other nodes; wait for them too
+
+    waiter = threading.Thread(target=wait, name="acmelike-supervisor", daemon=True)
+    waiter.start()
+    last_print = time.time()
+    # The main thread stays in Python sleeps so Launchpad's SIGINT/SIGTERM handlers (stop every node) run here.
+    while waiter.is_alive():
+        waiter.join(0.2)
+        if time.time() - last_print >= period_s:
+            last_print = time.time()
+            _print_progress(run_dir, max_steps)
+    return result.get("failure")
+
+
+def _print_progress(run_dir: str, max_steps: int) -> None:
+    try:
+        with open(os.path.join(run_dir, "progress.json")) as f:
+            counts = json.load(f)
+    except (OSError, ValueError):
+        return
+    evaluation = _last_evaluation(run_dir)
+    print(
+        f"[distributed] actor steps {int(counts.get('actor_steps', 0)):>8d}/{max_steps} | "
+        f"episodes {int(counts.get('actor_episodes', 0)):>5d} | learner steps {int(counts.get('learner_steps', 0)):>6d}"
+        + (f" | evaluator return {evaluation:6.1f}" if evaluation is not None else ""),
+        flush=True,
+    )
+
+
+def _read_failures(run_dir: str) -> Dict[str, str]:
+    failures = {}
+    for path in sorted(glob.glob(os.path.join(run_dir, nodes.FAILURES_DIR, "*.txt"))):
+        with open(path) as f:
+            failures[os.path.splitext(os.path.basename(path))[0]] = f.read()
+    return failures
+
+
+def _read_csv(path: str) -> List[Dict[str, str]]:
+    import csv
+
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def _last_evaluation(run_dir: str) -> Optional[float]:
+    rows = _read_csv(os.path.join(run_dir, "evaluator.csv"))
+    return float(rows[-1]["average_return"]) if rows else None
+
+
+def _summary(config: ExperimentConfig, run_dir: str, num_actors: int, launch_type: str, wall: float) -> Dict[str, Any]:
+    with open(os.path.join(run_dir, "progress.json")) as f:
+        counts = json.load(f)
+    episodes = []
+    for index in range(num_actors):
+        episodes += _read_csv(os.path.join(run_dir, f"actor_{index}.csv"))
+    episodes.sort(key=lambda row: float(row["actor_steps"]))
+    tracker = ReturnTracker(window=20, threshold=475.0)
+    for row in episodes:
+        tracker.add(float(row["episode_return"]), int(float(row["actor_steps"])))
+    steps = int(counts.get("actor_steps", 0))
+    evaluation = _last_evaluation(run_dir)
+    summary = {
+        "agent": config.agent_name,
+        "env": config.environment_name,
+        "launch": launch_type,
+        "actors": num_actors,
+        "env_steps": steps,
+        "wall_seconds": round(wall, 2),
+        "average_return_last_20": round(tracker.average, 2),
+        "average_evaluator_return": evaluation,
+        "steps_to_475": tracker.steps_to_threshold,
+        "steps_per_second": round(steps / wall, 1),
+        "learner_steps": int(counts.get("learner_steps", 0)),
+        "episodes": tracker.episodes,
+        "seed": config.seed,
+    }
+    with open(os.path.join(run_dir, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=2)
+    return summary

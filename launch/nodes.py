@@ -1,0 +1,228 @@
+"""The nodes of a distributed program: learner, actor, evaluator and steps limiter.
+
+Each node is constructed inside its own thread (local_mt) or process (local_mp) from the experiment's factories
+and the handles of the nodes it talks to, so only handles and picklable factories cross node boundaries. Every
+`run()` returns promptly once the program is stopping (`launchpad.stop_event()`), and every error is reported
+with the node's name by `report_failures`.
+"""
+
+import contextlib
+import json
+import os
+import sys
+import threading
+import time
+import traceback
+from typing import Dict, Optional
+
+import jax
+import numpy as np
+
+from acmelike.counting import Counter
+from acmelike.loggers import CSVLogger, Dispatcher, NoOpLogger
+from acmelike.specs import EnvironmentSpec, make_environment_spec
+from acmelike.variables import RemoteVariableSource
+from environment_loops import EnvironmentLoop
+from launch.experiment import ExperimentConfig
+
+FAILURES_DIR = "failures"
+
+
+def _stopping() -> bool:
+    import launchpad as lp
+
+    return lp.stop_event().is_set()
+
+
+@contextlib.contextmanager
+def report_failures(node_name: str, run_dir: Optional[str]):
+    """Names the node in any error it raises (stderr and `<run_dir>/failures/<node>.txt`), then re-raises.
+
+    Errors raised while the program is already stopping (e.g. a Reverb call cut off by the replay node going
+    away) are a normal part of shutdown and are swallowed.
+    """
+    try:
+        yield
+    except BaseException as error:  # noqa: BLE001 - reported, then re-raised
+        if _stopping():
+            return
+        text = traceback.format_exc()
+        if run_dir:
+            os.makedirs(os.path.join(run_dir, FAILURES_DIR), exist_ok=True)
+            with open(os.path.join(run_dir, FAILURES_DIR, f"{node_name}.txt"), "w") as f:
+                f.write(text)
+        print(f"[acmelike] node {node_name!r} failed: {type(error).__name__}: {error}\n{text}", file=sys.stderr, flush=True)
+        raise
+
+
+def environment_spec(config: ExperimentConfig) -> EnvironmentSpec:
+    environment = config.environment_factory(config.seed)
+    try:
+        return make_environment_spec(environment)
+    finally:
+        close = getattr(environment, "close", None)
+        if close is not None:
+            close()
+
+
+def make_replay_tables(config: ExperimentConfig) -> list:
+    """The replay node's tables: inserts may block, since actors and learner run concurrently."""
+    return config.builder.make_replay_tables(environment_spec=environment_spec(config), insert_may_block=True)
+
+
+def _csv_logger(run_dir: Optional[str], label: str):
+    return Dispatcher([CSVLogger(run_dir, label)]) if run_dir else NoOpLogger()
+
+
+class LearnerNode:
+    """Steps the learner whenever a batch is ready; serves `get_variables` to actors and the evaluator."""
+
+    def __init__(self, config: ExperimentConfig, replay, counter, run_dir: Optional[str]):
+        from acmelike.replay import Prefetcher
+
+        self._run_dir = run_dir
+        with report_failures("learner", run_dir):
+            spec = environment_spec(config)
+            networks = config.network_factory(spec)
+            # The prefetch thread is the only one that waits on the rate limiter, so run() can always see a stop.
+            self._iterator = Prefetcher(config.builder.make_dataset_iterator(replay_client=replay))
+            self._learner = config.builder.make_learner(
+                random_key=jax.random.PRNGKey(config.seed),
+                networks=networks,
+                dataset=self._iterator,
+                environment_spec=spec,
+                replay_client=replay,
+                counter=Counter(counter, "learner", time_delta=1.0),
+                logger=_csv_logger(run_dir, "learner"),
+            )
+
+    def get_variables(self, names):
+        return jax.device_get(self._learner.get_variables(names))
+
+    def run(self) -> None:
+        import launchpad as lp
+
+        stop = lp.stop_event()
+        with report_failures("learner", self._run_dir):
+            while not stop.is_set():
+                if self._iterator.ready():
+                    self._learner.step()
+                else:
+                    stop.wait(0.001)
+
+
+class ActorNode:
+    """One actor: its own environment and policy, an adder to replay, parameters from the learner."""
+
+    def __init__(self, config: ExperimentConfig, index: int, replay, learner, counter, run_dir: Optional[str]):
+        self._name = f"actor_{index}"
+        self._run_dir = run_dir
+        with report_failures(self._name, run_dir):
+            builder = config.builder
+            self._environment = config.environment_factory(config.seed + 1 + index)
+            spec = make_environment_spec(self._environment)
+            networks = config.network_factory(spec)
+            self._adder = builder.make_adder(replay_client=replay, environment_spec=spec)
+            self._actor = builder.make_actor(
+                random_key=jax.random.PRNGKey(config.seed + 1 + index),
+                policy=builder.make_policy(networks=networks, environment_spec=spec),
+                environment_spec=spec,
+                variable_source=RemoteVariableSource(learner),
+                adder=self._adder,
+            )
+            self._counter = Counter(counter, "actor", time_delta=1.0)
+            self._loop = EnvironmentLoop(
+                self._environment, self._actor, counter=self._counter, logger=_csv_logger(run_dir, self._name),
+                label=self._name,
+            )
+
+    def run(self) -> None:
+        import launchpad as lp
+
+        stop = lp.stop_event()
+        # An insert held back by the rate limiter waits on the learner, which stops sampling at the end: the
+        # adder's waits must end when the program does.
+        interrupt = getattr(self._adder, "interrupt", None)
+        if interrupt is not None:
+
+            def interrupt_at_stop():
+                stop.wait()
+                interrupt()
+
+            threading.Thread(target=interrupt_at_stop, name=f"{self._name}-stop", daemon=True).start()
+        with report_failures(self._name, self._run_dir):
+            while not stop.is_set():
+                self._loop.run_episode()
+            # No final counter flush: the counter node may already be gone, and the budget has been met.
+
+
+class EvaluatorNode:
+    """Runs the evaluation policy on the learner's latest parameters every `evaluation_every` actor steps."""
+
+    def __init__(self, config: ExperimentConfig, learner, counter, run_dir: Optional[str]):
+        self._run_dir = run_dir
+        self._config = config
+        self._counter = counter
+        with report_failures("evaluator", run_dir):
+            builder = config.builder
+            environment = config.environment_factory(config.seed + 1_000_003)
+            spec = make_environment_spec(environment)
+            networks = config.network_factory(spec)
+            self._actor = builder.make_actor(
+                random_key=jax.random.PRNGKey(config.seed + 1_000_003),
+                policy=builder.make_policy(networks=networks, environment_spec=spec, evaluation=True),
+                environment_spec=spec,
+                variable_source=RemoteVariableSource(learner),
+            )
+            self._loop = EnvironmentLoop(environment, self._actor, counter=Counter(time_delta=0.0), logger=NoOpLogger())
+            self._logger = _csv_logger(run_dir, "evaluator")
+
+    def run(self) -> None:
+        import launchpad as lp
+
+        stop = lp.stop_event()
+        every = self._config.evaluation_every or 10_000
+        next_evaluation = every
+        with report_failures("evaluator", self._run_dir):
+            while not stop.is_set():
+                actor_steps = int(self._counter.get_counts().get("actor_steps", 0))
+                if actor_steps < next_evaluation:
+                    stop.wait(0.5)
+                    continue
+                next_evaluation = (actor_steps // every + 1) * every
+                self._actor.update(wait=True)
+                returns = [self._loop.run_episode()["episode_return"] for _ in range(self._config.num_evaluation_episodes)]
+                self._logger.write(
+                    {"actor_steps": actor_steps, "average_return": float(np.mean(returns)), "episodes": len(returns)}
+                )
+
+
+class StepsLimiter:
+    """Stops the program once actors have taken `max_num_actor_steps`; writes `progress.json` as it goes."""
+
+    def __init__(self, counter, max_num_actor_steps: int, run_dir: Optional[str], period_s: float = 0.5):
+        self._counter = counter
+        self._max = max_num_actor_steps
+        self._run_dir = run_dir
+        self._period_s = period_s
+
+    def _write_progress(self, counts: Dict, done: bool) -> None:
+        if self._run_dir:
+            path = os.path.join(self._run_dir, "progress.json")
+            with open(path + ".tmp", "w") as f:
+                json.dump({**counts, "done": done, "time": time.time()}, f)
+            os.replace(path + ".tmp", path)  # readers never see a half-written file
+
+    def run(self) -> None:
+        import launchpad as lp
+
+        stop = lp.stop_event()
+        with report_failures("steps_limiter", self._run_dir):
+            while not stop.is_set():
+                counts = self._counter.get_counts()
+                done = counts.get("actor_steps", 0) >= self._max
+                self._write_progress(counts, done)
+                if done:
+                    lp.stop()
+                    return
+                stop.wait(self._period_s)

@@ -1,0 +1,78 @@
+"""Runs distributed programs for tests/test_distributed.py in a process of its own.
+
+Launchpad's stopper signals the launcher process and may kill it, so tests never launch inside pytest.
+
+    python tests/distributed_script.py same-config --agent dqn --launch local_mt --steps 3000 --run-dir DIR
+    python tests/distributed_script.py fail --launch local_mp --steps 100000 --run-dir DIR
+"""
+
+import argparse
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import launch  # noqa: E402  (orders the JAX/TensorFlow imports)
+from acmelike.wrappers import make_gymnasium_environment  # noqa: E402
+from launch import DistributedRunError, make_experiment_config, run_distributed, run_single_process  # noqa: E402
+
+FAILING_SEED_OFFSET = 1  # actor_0's environment seed is config.seed + 1
+
+
+class FailingEnvironment:
+    """CartPole that raises after `fail_after` steps: the injected failure."""
+
+    def __init__(self, environment, fail_after: int):
+        self._environment = environment
+        self._fail_after = fail_after
+        self._steps = 0
+
+    def step(self, action):
+        self._steps += 1
+        if self._steps > self._fail_after:
+            raise RuntimeError(f"injected failure after {self._fail_after} steps")
+        return self._environment.step(action)
+
+    def __getattr__(self, name):
+        return getattr(self._environment, name)
+
+
+def failing_actor_0_environment(seed: int):
+    environment = make_gymnasium_environment("CartPole-v1", seed)
+    return FailingEnvironment(environment, 300) if seed == FAILING_SEED_OFFSET else environment
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("mode", choices=("same-config", "learn", "fail"))
+    parser.add_argument("--agent", default="dqn")
+    parser.add_argument("--launch", default="local_mt")
+    parser.add_argument("--actors", type=int, default=2)
+    parser.add_argument("--steps", type=int, default=3000)
+    parser.add_argument("--eval-every", type=int, default=0)
+    parser.add_argument("--run-dir", required=True)
+    args = parser.parse_args()
+    config = make_experiment_config(
+        agent=args.agent, environment="CartPole-v1", max_num_actor_steps=args.steps, seed=0,
+        run_dir=args.run_dir, evaluation_every=args.eval_every, progress_period_s=5.0,
+    )
+    if args.mode == "same-config":
+        # The one config object, builder included, runs in one process and then as a distributed program.
+        single = run_single_process(config)
+        print("SINGLE " + json.dumps(single), flush=True)
+    if args.mode == "fail":
+        import dataclasses
+
+        config = dataclasses.replace(config, environment_factory=failing_actor_0_environment)
+    try:
+        summary = run_distributed(config, num_actors=args.actors, launch_type=args.launch)
+    except DistributedRunError as error:
+        print(f"FAILED {error}", flush=True)
+        return 1
+    print("DISTRIBUTED " + json.dumps(summary), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
