@@ -24,6 +24,10 @@ def main(argv=None) -> int:
     parser.add_argument("--eval-every", type=int, default=0, help="actor steps between evaluations (0: none)")
     parser.add_argument("--progress-seconds", type=float, default=5.0, help="seconds between progress lines")
     parser.add_argument(
+        "--stop-at-return", type=float, default=None,
+        help="stop early once the last 20 episodes (distributed: an evaluation round) average at least this",
+    )
+    parser.add_argument(
         "--launch", default="single", choices=("single",) + LAUNCH_TYPES,
         help="single: one process; local_mt / local_mp: a Launchpad program (threads / processes)",
     )
@@ -40,6 +44,7 @@ def main(argv=None) -> int:
             run_dir=args.run_dir,
             evaluation_every=args.eval_every,
             progress_period_s=args.progress_seconds,
+            stop_at_average_return=args.stop_at_return,
         )
     except ValueError as error:
         parser.error(str(error))

@@ -25,6 +25,7 @@ class ExperimentConfig:
       agent_name, environment_name: labels for logs and the summary.
       progress_period_s: seconds between progress lines on the terminal.
       stop_at_average_return: end training early once the last 20 episodes average at least this (None: never).
+        A distributed program stops once an evaluation round averages at least this.
     """
 
     builder: ActorLearnerBuilder

@@ -192,9 +192,12 @@ class EvaluatorNode:
                 next_evaluation = (actor_steps // every + 1) * every
                 self._actor.update(wait=True)
                 returns = [self._loop.run_episode()["episode_return"] for _ in range(self._config.num_evaluation_episodes)]
-                self._logger.write(
-                    {"actor_steps": actor_steps, "average_return": float(np.mean(returns)), "episodes": len(returns)}
-                )
+                average = float(np.mean(returns))
+                self._logger.write({"actor_steps": actor_steps, "average_return": average, "episodes": len(returns)})
+                target = self._config.stop_at_average_return
+                if target is not None and average >= target:
+                    lp.stop()
+                    return
 
 
 class StepsLimiter:

@@ -116,6 +116,19 @@ def test_local_mp_dqn_runs_to_completion_and_leaves_nothing(tmp_path):
     assert launcher.left_behind() == []
 
 
+def test_local_mp_dqn_learns_cartpole_by_the_evaluator(tmp_path):
+    budget = 100_000
+    launcher = Launcher(
+        "learn", "--launch", "local_mp", "--actors", 2, "--steps", budget, "--eval-every", 10_000,
+        "--stop-at-return", 400, run_dir=tmp_path,
+    )
+    assert launcher.wait(timeout=600) == 0, launcher.output[-5000:]
+    summary = json.loads(_line(launcher.output, "DISTRIBUTED "))
+    assert summary["average_evaluator_return"] >= 400, summary
+    assert summary["env_steps"] <= budget + 2_000, summary
+    assert launcher.left_behind() == []
+
+
 @pytest.mark.parametrize("launch_type", ["local_mt", "local_mp"])
 def test_failing_node_stops_program_names_node_and_leaves_nothing(launch_type, tmp_path):
     launcher = Launcher("fail", "--launch", launch_type, "--steps", 1_000_000, run_dir=tmp_path)
