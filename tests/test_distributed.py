@@ -143,11 +143,12 @@ def test_failing_node_stops_program_names_node_and_leaves_nothing(launch_type, t
     assert launcher.left_behind() == []
 
 
-def test_sigterm_to_launcher_ends_every_node(tmp_path):
+@pytest.mark.parametrize("signal_number", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "Ctrl-C"])
+def test_signal_to_launcher_ends_every_node(signal_number, tmp_path):
     launcher = Launcher("learn", "--launch", "local_mp", "--steps", 1_000_000, run_dir=tmp_path)
     launcher.wait_for_progress(timeout=120)
     launcher._record()
     assert launcher.descendants
-    launcher.process.send_signal(signal.SIGTERM)
+    launcher.process.send_signal(signal_number)
     launcher.wait(timeout=60)
     assert launcher.left_behind() == []
