@@ -16,7 +16,6 @@ import time
 from typing import Any, Dict, Iterable, Optional
 
 import jax
-import numpy as np
 
 from acmelike import core
 from acmelike.counting import Counter

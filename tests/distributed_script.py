@@ -13,7 +13,6 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import launch  # noqa: E402  (orders the JAX/TensorFlow imports)
 from acmelike.wrappers import make_gymnasium_environment  # noqa: E402
 from launch import DistributedRunError, make_experiment_config, run_distributed, run_single_process  # noqa: E402
 

@@ -2,6 +2,6 @@
 
 from acmelike.actors.actor_core import ActorCore
 from acmelike.actors.cores import categorical_policy_core, epsilon_greedy_core
-from acmelike.actors.generic_actor import GenericActor
+from acmelike.actors.generic_actor import GenericActor, make_policy_actor
 
-__all__ = ["ActorCore", "GenericActor", "categorical_policy_core", "epsilon_greedy_core"]
+__all__ = ["ActorCore", "GenericActor", "categorical_policy_core", "epsilon_greedy_core", "make_policy_actor"]

@@ -62,3 +62,22 @@ class GenericActor(core.Actor):
     def update(self, wait: bool = False) -> None:
         if self._variable_client is not None:
             self._variable_client.update(wait)
+
+
+def make_policy_actor(
+    actor_core: ActorCore,
+    *,
+    random_key,
+    variable_source: Optional[core.VariableSource],
+    adder: Optional[Adder],
+    variable_update_period: int,
+) -> GenericActor:
+    """A GenericActor whose parameters are the variable "policy" of `variable_source` (e.g. a learner).
+
+    What builders' `make_actor` usually is: fetches every `variable_update_period` steps, asynchronously when the
+    source is a `RemoteVariableSource`; no source means a parameter-free core.
+    """
+    client = None
+    if variable_source is not None:
+        client = VariableClient(variable_source, "policy", update_period=variable_update_period)
+    return GenericActor(actor_core, random_key, client, adder)

@@ -2,19 +2,17 @@
 
 from typing import Iterator, Optional
 
-import jax
 import numpy as np
 import optax
 
 from acmelike import core
-from acmelike.actors import GenericActor, epsilon_greedy_core
+from acmelike.actors import epsilon_greedy_core, make_policy_actor
 from acmelike.actors.actor_core import ActorCore
 from acmelike.adders.base import Adder
 from acmelike.builders import ActorLearnerBuilder
 from acmelike.learners import SGDLearner
 from acmelike.specs import EnvironmentSpec
 from acmelike.types import ReplaySample
-from acmelike.variables import VariableClient
 from agents.dqn import learning
 from agents.dqn.config import DQNConfig
 from agents.dqn.networks import DQNNetworks
@@ -90,10 +88,13 @@ class DQNBuilder(ActorLearnerBuilder[DQNNetworks, ActorCore]):
         variable_source: Optional[core.VariableSource] = None,
         adder: Optional[Adder] = None,
     ) -> core.Actor:
-        client = None
-        if variable_source is not None:
-            client = VariableClient(variable_source, "policy", update_period=self.config.variable_update_period)
-        return GenericActor(policy, random_key, client, adder)
+        return make_policy_actor(
+            policy,
+            random_key=random_key,
+            variable_source=variable_source,
+            adder=adder,
+            variable_update_period=self.config.variable_update_period,
+        )
 
     def make_learner(
         self,

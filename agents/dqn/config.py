@@ -1,7 +1,10 @@
 """DQN hyperparameters. The defaults solve CartPole-v1 within 100k environment steps."""
 
 import dataclasses
+import functools
 from typing import Tuple
+
+from acmelike.config_checks import check_field
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,9 +35,7 @@ class DQNConfig:
     variable_update_period: int = 10  # actor steps between parameter fetches
 
     def __post_init__(self):
-        def check(name, ok, allowed):
-            if not ok:
-                raise ValueError(f"DQNConfig.{name} = {getattr(self, name)!r}; it must be {allowed}.")
+        check = functools.partial(check_field, self)
 
         check("learning_rate", self.learning_rate > 0, "> 0")
         check("discount", 0 <= self.discount <= 1, "in [0, 1]")

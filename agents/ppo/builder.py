@@ -6,14 +6,13 @@ import numpy as np
 from dm_env import specs
 
 from acmelike import core
-from acmelike.actors import GenericActor, categorical_policy_core
+from acmelike.actors import categorical_policy_core, make_policy_actor
 from acmelike.actors.actor_core import ActorCore
 from acmelike.adders.base import Adder
 from acmelike.builders import ActorLearnerBuilder
 from acmelike.learners import SGDLearner
 from acmelike.specs import EnvironmentSpec
 from acmelike.types import ReplaySample
-from acmelike.variables import VariableClient
 from agents.ppo import learning
 from agents.ppo.config import PPOConfig
 from agents.ppo.networks import PPONetworks
@@ -81,10 +80,13 @@ class PPOBuilder(ActorLearnerBuilder[PPONetworks, ActorCore]):
         variable_source: Optional[core.VariableSource] = None,
         adder: Optional[Adder] = None,
     ) -> core.Actor:
-        client = None
-        if variable_source is not None:
-            client = VariableClient(variable_source, "policy", update_period=self.config.variable_update_period)
-        return GenericActor(policy, random_key, client, adder)
+        return make_policy_actor(
+            policy,
+            random_key=random_key,
+            variable_source=variable_source,
+            adder=adder,
+            variable_update_period=self.config.variable_update_period,
+        )
 
     def make_learner(
         self,

@@ -1,7 +1,10 @@
 """PPO hyperparameters. The defaults solve CartPole-v1 within 300k environment steps."""
 
 import dataclasses
+import functools
 from typing import Tuple
+
+from acmelike.config_checks import check_field
 
 
 @dataclasses.dataclass(frozen=True)
@@ -27,9 +30,7 @@ class PPOConfig:
     variable_update_period: int = 1
 
     def __post_init__(self):
-        def check(name, ok, allowed):
-            if not ok:
-                raise ValueError(f"PPOConfig.{name} = {getattr(self, name)!r}; it must be {allowed}.")
+        check = functools.partial(check_field, self)
 
         check("unroll_length", self.unroll_length >= 1, ">= 1")
         check("batch_size", self.batch_size >= 1, ">= 1")
