@@ -1,7 +1,7 @@
 """make_distributed_program: the same builder as a Launchpad program; run_distributed: launch it and supervise.
 
-    program, graph = make_distributed_program(config, num_actors=2)
-    print(describe_program(graph))                   # what will launch
+    program = make_distributed_program(config, num_actors=2)
+    print(describe_program(program))                 # what will launch
     summary = run_distributed(config, num_actors=2, launch_type="local_mp")
 
 Nodes (groups): replay (ReverbNode with the builder's tables, inserts may block), counter (CourierNode holding a
@@ -15,7 +15,7 @@ import json
 import os
 import threading
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional
 
 from acmelike.counting import Counter
 from launch import nodes
@@ -29,50 +29,28 @@ class DistributedRunError(RuntimeError):
     """A node of a distributed program failed; the message names it and carries its traceback."""
 
 
-@dataclasses.dataclass(frozen=True)
-class NodeDescription:
-    group: str
-    name: str
-    kind: str  # the Launchpad node type
-    receives: Tuple[str, ...]  # the groups whose handles this node gets
-
-
 def make_distributed_program(config: ExperimentConfig, num_actors: int, *, name: str = "acmelike"):
-    """Returns `(program, graph)`: a `launchpad.Program` and the list of `NodeDescription`s it is made of."""
+    """Returns the `launchpad.Program`: replay, counter, learner, `num_actors` actors, evaluator, steps limiter."""
     import launchpad as lp
 
     if num_actors < 1:
         raise ValueError(f"num_actors must be >= 1, got {num_actors}.")
     run_dir = config.run_dir
     program = lp.Program(name)
-    graph: List[NodeDescription] = []
-
-    def add(group, node_name, node, receives=()):
-        with program.group(group):
-            handle = program.add_node(node)
-        graph.append(NodeDescription(group, node_name, type(node).__name__, tuple(receives)))
-        return handle
-
-    replay = add("replay", "replay", lp.ReverbNode(_ReplayTables(config)))
-    counter = add("counter", "counter", lp.CourierNode(Counter, time_delta=0.0))
-    learner = add(
-        "learner", "learner", lp.CourierNode(nodes.LearnerNode, config, replay, counter, run_dir), ("replay", "counter")
-    )
-    for index in range(num_actors):
-        add(
-            "actor",
-            f"actor_{index}",
-            lp.CourierNode(nodes.ActorNode, config, index, replay, learner, counter, run_dir),
-            ("replay", "learner", "counter"),
-        )
-    add("evaluator", "evaluator", lp.CourierNode(nodes.EvaluatorNode, config, learner, counter, run_dir), ("learner", "counter"))
-    add(
-        "steps_limiter",
-        "steps_limiter",
-        lp.CourierNode(nodes.StepsLimiter, counter, config.max_num_actor_steps, run_dir),
-        ("counter",),
-    )
-    return program, graph
+    with program.group("replay"):
+        replay = program.add_node(lp.ReverbNode(_ReplayTables(config)))
+    with program.group("counter"):
+        counter = program.add_node(lp.CourierNode(Counter, time_delta=0.0))
+    with program.group("learner"):
+        learner = program.add_node(lp.CourierNode(nodes.LearnerNode, config, replay, counter, run_dir))
+    with program.group("actor"):
+        for index in range(num_actors):
+            program.add_node(lp.CourierNode(nodes.ActorNode, config, index, replay, learner, counter, run_dir))
+    with program.group("evaluator"):
+        program.add_node(lp.CourierNode(nodes.EvaluatorNode, config, learner, counter, run_dir))
+    with program.group("steps_limiter"):
+        program.add_node(lp.CourierNode(nodes.StepsLimiter, counter, config.max_num_actor_steps, run_dir))
+    return program
 
 
 class _ReplayTables:
@@ -85,15 +63,26 @@ class _ReplayTables:
         return nodes.make_replay_tables(self._config)
 
 
-def describe_program(graph: List[NodeDescription]) -> str:
-    """The node graph as text: one line per node, grouped, with the handles each node receives."""
+def describe_program(program) -> str:
+    """The node graph of a `launchpad.Program` as text: groups, nodes, and whose handles each node receives.
+
+    Read off the program itself (each node's input handles, matched to the node owning that address), so it
+    shows what Launchpad will wire, not what was meant to be wired.
+    """
+    owners = {}
+    names = {}
+    for group, members in program.groups.items():
+        for index, node in enumerate(members):
+            names[id(node)] = group if len(members) == 1 else f"{group}_{index}"
+            for address in node.addresses:
+                owners[id(address)] = group
     lines = []
-    for group in dict.fromkeys(node.group for node in graph):
-        members = [node for node in graph if node.group == group]
+    for group, members in program.groups.items():
         lines.append(f"{group} ({len(members)} node{'s' if len(members) > 1 else ''}):")
         for node in members:
-            receives = ", ".join(node.receives) if node.receives else "nothing"
-            lines.append(f"  {node.name:<14s} {node.kind:<12s} receives: {receives}")
+            received = dict.fromkeys(owners.get(id(handle._address), "?") for handle in node.input_handles)
+            receives = ", ".join(received) if received else "nothing"
+            lines.append(f"  {names[id(node)]:<14s} {type(node).__name__:<12s} receives: {receives}")
     return "\n".join(lines)
 
 
@@ -123,8 +112,8 @@ def run_distributed(
         if os.path.exists(stale):
             os.remove(stale)
 
-    program, graph = make_distributed_program(config, num_actors)
-    print(describe_program(graph), flush=True)
+    program = make_distributed_program(config, num_actors)
+    print(describe_program(program), flush=True)
     start = time.time()
     if launch_type == "local_mp":
         logs = os.path.join(run_dir, "logs")

@@ -82,10 +82,10 @@ def test_node_graph_lists_nodes_groups_and_handles(tmp_path):
     from launch import describe_program, make_distributed_program, make_experiment_config
 
     config = make_experiment_config(agent="dqn", environment="CartPole-v1", max_num_actor_steps=10, run_dir=str(tmp_path))
-    program, graph = make_distributed_program(config, num_actors=3)
+    program = make_distributed_program(config, num_actors=3)
     assert sorted(program.groups) == ["actor", "counter", "evaluator", "learner", "replay", "steps_limiter"]
     assert len(program.groups["actor"]) == 3
-    text = describe_program(graph)
+    text = describe_program(program)
     assert "actor (3 nodes):" in text
     assert "actor_2        CourierNode  receives: replay, learner, counter" in text
     assert "learner        CourierNode  receives: replay, counter" in text
