@@ -226,4 +226,15 @@ def _summary(config: ExperimentConfig, run_dir: str, num_actors: int, launch_typ
     }
     with open(os.path.join(run_dir, "summary.json"), "w") as f:
         json.dump(summary, f, indent=2)
+    if evaluation is not None:
+        from acmelike.loggers.plotting import plot_learning_curve
+
+        plot_learning_curve(
+            os.path.join(run_dir, "evaluator.csv"),
+            os.path.join(run_dir, "learning_curve.png"),
+            x="actor_steps",
+            y="average_return",
+            window=3,
+            title=f"{config.agent_name} on {config.environment_name}, {num_actors} actors ({launch_type}): evaluator",
+        )
     return summary

@@ -126,6 +126,7 @@ def test_local_mp_dqn_learns_cartpole_by_the_evaluator(tmp_path):
     summary = json.loads(_line(launcher.output, "DISTRIBUTED "))
     assert summary["average_evaluator_return"] >= 400, summary
     assert summary["env_steps"] <= budget + 2_000, summary
+    assert (tmp_path / "learning_curve.png").stat().st_size > 1000
     assert launcher.left_behind() == []
 
 
