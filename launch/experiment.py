@@ -41,6 +41,15 @@ class ExperimentConfig:
     progress_period_s: float = 5.0
     stop_at_average_return: Optional[float] = None
 
+    def actor_seed(self, index: int) -> int:
+        """Seed of distributed actor `index`'s environment and policy."""
+        return self.seed + 1 + index
+
+    @property
+    def evaluator_seed(self) -> int:
+        """Seed of the evaluator's environment, far from every actor's (and its policy, when distributed)."""
+        return self.seed + 1_000_003
+
     def __post_init__(self):
         if self.max_num_actor_steps < 1:
             raise ValueError(f"ExperimentConfig.max_num_actor_steps must be >= 1, got {self.max_num_actor_steps}.")

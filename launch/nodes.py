@@ -119,12 +119,12 @@ class ActorNode:
         self._run_dir = run_dir
         with report_failures(self._name, run_dir):
             builder = config.builder
-            self._environment = config.environment_factory(config.seed + 1 + index)
+            self._environment = config.environment_factory(config.actor_seed(index))
             spec = make_environment_spec(self._environment)
             networks = config.network_factory(spec)
             self._adder = builder.make_adder(replay_client=replay, environment_spec=spec)
             self._actor = builder.make_actor(
-                random_key=jax.random.PRNGKey(config.seed + 1 + index),
+                random_key=jax.random.PRNGKey(config.actor_seed(index)),
                 policy=builder.make_policy(networks=networks, environment_spec=spec),
                 environment_spec=spec,
                 variable_source=RemoteVariableSource(learner),
@@ -165,11 +165,11 @@ class EvaluatorNode:
         self._counter = counter
         with report_failures("evaluator", run_dir):
             builder = config.builder
-            environment = config.environment_factory(config.seed + 1_000_003)
+            environment = config.environment_factory(config.evaluator_seed)
             spec = make_environment_spec(environment)
             networks = config.network_factory(spec)
             self._actor = builder.make_actor(
-                random_key=jax.random.PRNGKey(config.seed + 1_000_003),
+                random_key=jax.random.PRNGKey(config.evaluator_seed),
                 policy=builder.make_policy(networks=networks, environment_spec=spec, evaluation=True),
                 environment_spec=spec,
                 variable_source=RemoteVariableSource(learner),

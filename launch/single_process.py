@@ -73,7 +73,7 @@ def run_single_process(config: ExperimentConfig) -> Dict[str, Any]:
     Returns the summary (also written to `<run_dir>/summary.json`): agent, env, env_steps, wall_seconds,
     average_return_last_20, steps_to_475, steps_per_second, learner_steps, episodes.
     """
-    # Import Reverb only here, after the package entry point ordered the JAX/TF imports.
+    # Reverb (and with it TensorFlow) only here: importing `launch` stays light.
     import reverb
 
     from acmelike.replay import Prefetcher
@@ -124,7 +124,7 @@ def run_single_process(config: ExperimentConfig) -> Dict[str, Any]:
                 variable_source=learner,
             )
             evaluator = EnvironmentLoop(
-                config.environment_factory(config.seed + 1_000_003),
+                config.environment_factory(config.evaluator_seed),
                 evaluation_actor,
                 logger=_loggers(config, "evaluator", terminal=True),
                 label="evaluator",

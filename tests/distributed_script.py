@@ -16,7 +16,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from acmelike.wrappers import make_gymnasium_environment  # noqa: E402
 from launch import DistributedRunError, make_experiment_config, run_distributed, run_single_process  # noqa: E402
 
-FAILING_SEED_OFFSET = 1  # actor_0's environment seed is config.seed + 1
+FAILING_SEED = 1  # actor_0's environment seed: ExperimentConfig.actor_seed(0) with seed 0
 
 
 class FailingEnvironment:
@@ -39,7 +39,7 @@ class FailingEnvironment:
 
 def failing_actor_0_environment(seed: int):
     environment = make_gymnasium_environment("CartPole-v1", seed)
-    return FailingEnvironment(environment, 300) if seed == FAILING_SEED_OFFSET else environment
+    return FailingEnvironment(environment, 300) if seed == FAILING_SEED else environment
 
 
 def main():
