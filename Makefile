@@ -2,6 +2,7 @@
 #   make demo   - create .venv (full stack, Python 3.10) and train DQN on CartPole-v1 in one process
 #   make test   - create .venv and run the tests
 #   make test-latest - create .venv-latest (Python 3.11+, newest JAX, no TensorFlow) and run the pure-JAX tests
+#   make bench  - create .venv and .venv-bench (SBX, Python 3.11) and run the benchmarks (BENCH_MODE=quick|full)
 # The full stack needs Python 3.10 (dm-launchpad/dm-reverb wheels); point PYTHON310 at yours if it lives elsewhere.
 
 PYTHON310 ?= $(shell PYENV_VERSION=3.10.13 pyenv which python3.10 2>/dev/null || command -v python3.10)
@@ -47,3 +48,23 @@ test-latest: venv-latest
 
 clean:
 	rm -rf $(VENV) $(VENV_LATEST) runs
+
+# Benchmarks (benchmarks/README.md). Quick by default; `make bench BENCH_MODE=full` for the long run.
+# .venv-bench holds SBX, the peer library of the time-to-solve comparison: torch 2.13.0 goes in first, alone
+# (a CPU build on these machines). If it cannot be built, the benchmarks still run and say why SBX is missing.
+BENCH_MODE ?= quick
+VENV_BENCH := .venv-bench
+PY_BENCH := $(VENV_BENCH)/bin/python
+
+$(VENV_BENCH)/.installed: benchmarks/constraints-sbx.txt
+	@test -n "$(PYTHON311)" || { echo "Python 3.11 not found: set PYTHON311=/path/to/python3.11"; exit 1; }
+	$(PYTHON311) -m venv $(VENV_BENCH)
+	$(PY_BENCH) -m pip install --quiet --upgrade pip
+	$(PY_BENCH) -m pip install --quiet -c benchmarks/constraints-sbx.txt torch
+	$(PY_BENCH) -m pip install --quiet -c benchmarks/constraints-sbx.txt sbx-rl
+	touch $@
+
+.PHONY: bench
+bench: venv
+	-$(MAKE) --no-print-directory $(VENV_BENCH)/.installed
+	$(PY) benchmarks/run_all.py --$(BENCH_MODE) --sbx-python $(PY_BENCH)

@@ -23,7 +23,7 @@ from dm_env import specs  # noqa: E402
 from acmelike.learners import SGDLearner, scan_update_steps  # noqa: E402
 from acmelike.specs import EnvironmentSpec  # noqa: E402
 from acmelike.types import ReplaySample, SampleInfo, Step, Transition  # noqa: E402
-from benchmarks.common import machine_info, median_rate, package_versions, write_json  # noqa: E402
+from benchmarks.common import header, machine_info, median_rate, package_versions, result_row, write_json  # noqa: E402
 
 
 def cartpole_like_spec(observation_size: int, num_actions: int) -> EnvironmentSpec:
@@ -142,6 +142,7 @@ def main(argv=None):
     parser.add_argument("--num-actions", type=int, default=2)
     args = parser.parse_args(argv)
     calls, repeats = (50, 3) if args.quick else (300, 5)
+    started = header("learner_throughput", quick=args.quick, seeds=[0])
     spec = cartpole_like_spec(args.observation_size, args.num_actions)
     rng = np.random.default_rng(0)
     results = [
@@ -155,7 +156,23 @@ def main(argv=None):
         "machine": machine_info(),
         "versions": package_versions(["jax", "jaxlib", "flax", "optax", "rlax", "numpy"]),
         "seed": 0,
+        "mode": started["mode"],
+        "started_at": started["started_at"],
+        "load_average_at_start": started["load_average_at_start"],
         "results": results,
+        "rows": [
+            result_row(
+                f"Learner throughput, {r['agent'].upper()} ({r['batch']})",
+                r["sgd_learner_sgd_steps_per_s"],
+                r["bare_jitted_loop_sgd_steps_per_s"],
+                "SGD steps/s",
+                0.95,
+                ratio=r["ratio_learner_to_bare"],
+                ours_label="SGDLearner",
+                baseline_label="bare jitted loop",
+            )
+            for r in results
+        ],
     }
     print(f"device: {payload['device']['kind']} ({payload['device']['platform']}), jax {payload['versions']['jax']}")
     print(f"{'agent':6s} {'bare SGD steps/s':>17s} {'learner SGD steps/s':>20s} {'ratio':>6s} {'compile s':>9s}  batch")

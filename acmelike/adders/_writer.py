@@ -20,7 +20,9 @@ PriorityFns = Optional[Mapping[str, Optional[PriorityFn]]]
 
 def as_float32(value):
     """Rewards and discounts (possibly nested) are stored as float32, whatever the environment returns."""
-    return jax.tree_util.tree_map(lambda x: np.asarray(x, dtype=np.float32), value)
+    if value is None or isinstance(value, (dict, list, tuple)):
+        return jax.tree_util.tree_map(lambda x: np.asarray(x, dtype=np.float32), value)
+    return np.asarray(value, dtype=np.float32)  # a leaf: what tree_map would do, without walking a tree
 
 
 def tensor_spec(spec, dtype=None, time_dim: Union[int, None, str] = "none"):
@@ -65,10 +67,10 @@ class ReverbAdder:
     Subclasses implement `_begin(timestep)`, `_step(action, next_timestep, extras)` and `_clear()`.
     Every `_create_items` call is followed by `writer.flush(block_until_num_items=max_in_flight_items)`, so at
     most `max_in_flight_items` items per adder wait unconfirmed; the episode end flushes all of them.
-    """
 
-    # Whether the writer's last row is a partial step while an episode is running (see `reset`).
-    _open_row_mid_episode = True
+    Subclasses append whole rows only (no `partial_step`): one `append` per step is the writer's dominant
+    cost, and reverb 0.7.2's `end_episode()` would leave a partial row open for the next episode's first append.
+    """
 
     def __init__(
         self,
@@ -167,10 +169,6 @@ class ReverbAdder:
 
     def reset(self) -> None:
         """Drops the partial episode; items already created are still sent."""
-        if self._in_episode and self._open_row_mid_episode:
-            # Mid-episode the latest observation's row is a partial step. end_episode() does not close it in
-            # reverb 0.7.2: the next episode's first append would land in it. An empty append closes it.
-            self._writer.append({})
         self._end_episode(clear_buffers=True)
         self._in_episode = False
         self._clear()
@@ -204,9 +202,10 @@ class ReverbAdder:
 class StepAdder(ReverbAdder):
     """Writes one `Step` per action plus the final-observation step; subclasses decide which items to create.
 
-    The writer's row t holds Step(o_t, a_t, r_t, d_t, start_of_episode_t, extras_t): the observation opens the
-    row (a partial step) and the action closes it with the reward and discount of the timestep that followed.
-    The last row of an episode holds the last observation, start_of_episode False and zeros elsewhere.
+    The writer's row t holds Step(o_t, a_t, r_t, d_t, start_of_episode_t, extras_t), appended whole when the
+    action arrives with the reward and discount of the timestep that followed (o_t waits here until then: one
+    `append` per step, the writer's dominant cost). The last row of an episode holds the last observation,
+    start_of_episode False and zeros elsewhere.
     Subclasses implement `_step_completed()` (called after every complete row, the final one included) and
     `_episode_ended()`.
     """
@@ -214,11 +213,11 @@ class StepAdder(ReverbAdder):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self._zero_step = None  # set at the episode end: a row of zeros shaped like the episode's rows
+        self._observation = None  # o_t and start_of_episode_t of the row the next action completes
+        self._start_of_episode = None
 
     def _begin(self, timestep):
-        self._writer.append(
-            {"observation": timestep.observation, "start_of_episode": np.asarray(True)}, partial_step=True
-        )
+        self._observation, self._start_of_episode = timestep.observation, np.asarray(True)
 
     def _step(self, action, next_timestep, extras):
         completion = {
@@ -227,7 +226,9 @@ class StepAdder(ReverbAdder):
             "discount": as_float32(next_timestep.discount),
             "extras": extras,
         }
-        self._writer.append(completion)
+        self._writer.append(
+            {"observation": self._observation, "start_of_episode": self._start_of_episode, **completion}
+        )
         self._step_completed()
         if next_timestep.last():
             zeros = jax.tree_util.tree_map(np.zeros_like, completion)
@@ -238,12 +239,11 @@ class StepAdder(ReverbAdder):
             }
             final = {**zeros, "observation": next_timestep.observation, "start_of_episode": np.asarray(False)}
             self._writer.append(final)
+            self._observation = self._start_of_episode = None
             self._step_completed()
             self._episode_ended()
         else:
-            self._writer.append(
-                {"observation": next_timestep.observation, "start_of_episode": np.asarray(False)}, partial_step=True
-            )
+            self._observation, self._start_of_episode = next_timestep.observation, np.asarray(False)
 
     def _append_zero_steps(self, count: int) -> None:
         for _ in range(count):

@@ -81,8 +81,6 @@ class NStepTransitionAdder(ReverbAdder):
         self._history = None
         self._clear()
 
-    _open_row_mid_episode = False  # every row is appended complete
-
     def _clear(self):
         self._t = 0  # index of the row holding the latest observation
         self._first_open = 0  # first start step whose transition is not written yet
@@ -104,37 +102,36 @@ class NStepTransitionAdder(ReverbAdder):
             for r, d in zip(rewards, discounts):
                 total += weight * r
                 weight = weight * gamma * d  # the same association as below
-            return {"reward": np.float32(total), "discount": np.float32(weight)}
+            return {"n_step_reward": np.float32(total), "n_step_discount": np.float32(weight)}
         weights = [np.float64(1.0)]
         for discount in discounts:
             weights.append(weights[-1] * gamma * discount)
         total_reward = jax.tree_util.tree_map(
             lambda *rs: sum(weight * r for weight, r in zip(weights, rs)), *rewards  # rewards may be nested
         )
-        return {"reward": as_float32(total_reward), "discount": as_float32(weights[-1])}
+        return {"n_step_reward": as_float32(total_reward), "n_step_discount": as_float32(weights[-1])}
 
     def _history_view(self):
-        """`writer.history`, kept once every column exists (after the first row with n-step columns).
+        """`writer.history`, kept once every column exists (after the first row with the n-step columns).
 
         `writer.history` rebuilds its nest of column views on every access; the views themselves are live (they
         follow later appends and are cleared in place by `end_episode`), so once no new column can appear the
-        nest can be kept. Rows only ever hold observation, action, extras (fixed structure) and n_step.
+        nest can be kept. Rows only ever hold observation, action, extras (fixed structure) and the n-step sums.
         """
         if self._history is not None:
             return self._history
         history = self._writer.history
-        if "n_step" in history and "action" in history:
+        if "n_step_reward" in history and "action" in history:
             self._history = history
         return history
 
     def _write_transition(self, history, start: int):
         """An item for `start`: its action and extras are in row start + 1, its reward/discount in the last row."""
-        n_step = history["n_step"]
         trajectory = Transition(
             observation=_at(history["observation"], start),
             action=_at(history["action"], start + 1),
-            reward=_at(n_step["reward"], -1),
-            discount=n_step["discount"][-1],
+            reward=_at(history["n_step_reward"], -1),
+            discount=history["n_step_discount"][-1],
             next_observation=_at(history["observation"], self._t),
             extras=_at(history.get("extras", ()), start + 1),
         )
@@ -143,15 +140,19 @@ class NStepTransitionAdder(ReverbAdder):
 
     def _step(self, action, next_timestep, extras):
         reward, discount = next_timestep.reward, next_timestep.discount
-        self._rewards.append(
-            float(reward) if type(reward) in _SCALARS else jax.tree_util.tree_map(lambda r: np.asarray(r, np.float64), reward)
-        )
+        if type(reward) in _SCALARS:
+            self._rewards.append(float(reward))
+        else:
+            self._rewards.append(jax.tree_util.tree_map(lambda r: np.asarray(r, np.float64), reward))
         self._discounts.append(float(discount) if type(discount) in _SCALARS else np.asarray(discount, np.float64))
         self._t += 1
         start = self._t - self._n  # the start whose full n-step window this step completes
-        row = {"observation": next_timestep.observation, "action": action, "extras": extras}
+        # A flat row: reverb flattens every appended nest in Python, so each level of nesting costs per step.
+        row = {"observation": next_timestep.observation, "action": action}
+        if not (type(extras) is tuple and not extras):  # no column for empty extras
+            row["extras"] = extras
         if start >= 0:
-            row["n_step"] = self._window(start)
+            row.update(self._window(start))
         writer = self._writer
         writer.append(row)  # row t, complete
         if start >= 0:
@@ -160,7 +161,7 @@ class NStepTransitionAdder(ReverbAdder):
             # Windows cut short by the episode end; each gets its reward/discount in a row of its own after the
             # final observation's row. None of them reference more than n + 1 rows back.
             for start in range(self._first_open, self._t):
-                writer.append({"n_step": self._window(start)})
+                writer.append(self._window(start))
                 self._write_transition(self._history_view(), start)
             self._end_episode(clear_buffers=True)
             self._clear()

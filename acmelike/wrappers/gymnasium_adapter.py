@@ -11,6 +11,9 @@ Mapping of the episode protocol:
 
 Spaces: `Discrete(n, start)` <-> `DiscreteArray(n, int64)` (shifted so values start at 0), `Box` <->
 `BoundedArray` (or `Array` for observations whose bounds are not all finite). Any other space is a TypeError.
+
+`single_precision=True` gives what `SinglePrecisionWrapper(GymnasiumToDmEnv(env))` gives (float32/int32 specs,
+observations, rewards and discounts), in one layer: the per-step cost is the environment loop's floor.
 """
 
 import difflib
@@ -23,7 +26,23 @@ import numpy as np
 from dm_env import specs
 from gymnasium import spaces
 
-from acmelike.wrappers.single_precision import SinglePrecisionWrapper
+from acmelike.wrappers.single_precision import _single_spec
+
+# Hot-path constants: enum members and the TimeStep constructor looked up once (a namedtuple's __new__ and an
+# Enum class attribute each cost more than a gymnasium CartPole step's bookkeeping on the 2-core machine).
+_FIRST, _MID, _LAST = dm_env.StepType.FIRST, dm_env.StepType.MID, dm_env.StepType.LAST
+_TimeStep = dm_env.TimeStep
+_new = tuple.__new__
+_F32_ZERO, _F32_ONE = np.float32(0.0), np.float32(1.0)
+
+
+def _float32_reward(reward) -> np.float32:
+    reward = float(reward)
+    if reward == 1.0:
+        return _F32_ONE  # immutable, so shared: many rewards are 0 or 1
+    if reward == 0.0:
+        return _F32_ZERO
+    return np.float32(reward)
 
 _SUPPORTED_SPACES = "gymnasium.spaces.Discrete and gymnasium.spaces.Box"
 # Registered ids from these modules import with gymnasium alone (no box2d, mujoco, ...).
@@ -52,26 +71,40 @@ class GymnasiumToDmEnv(dm_env.Environment):
       env: the gymnasium environment (as returned by `gymnasium.make`, so usually with its TimeLimit).
       seed: passed to `env.reset(seed=...)` on the first reset only; later episodes continue that RNG, so the
         same seed gives the same sequence of episodes. None leaves the env unseeded.
+      single_precision: report float32/int32 where gymnasium has float64/int64 (specs, observations, rewards,
+        discounts), exactly as `SinglePrecisionWrapper` does; actions are still validated against the space.
 
-    Rewards are Python floats (reward spec: float64 scalar); discounts are 0.0 or 1.0 (float64 in [0, 1]).
+    Rewards are Python floats (reward spec: float64 scalar); discounts are 0.0 or 1.0 (float64 in [0, 1]); with
+    `single_precision`, np.float32 scalars and float32 specs.
     Actions are validated against `action_spec()`: a ValueError names the spec and what was received.
     """
 
-    def __init__(self, env: gymnasium.Env, seed: Optional[int] = None):
+    def __init__(self, env: gymnasium.Env, seed: Optional[int] = None, *, single_precision: bool = False):
         self._env = env
         self._seed = seed
         self._seeded = False
         self._reset_next_step = True
-        self._observation_spec = _space_to_spec(env.observation_space, "observation", "observation")
-        self._action_spec = _space_to_spec(env.action_space, "action", "action")
-        self._reward_spec = specs.Array(shape=(), dtype=np.float64, name="reward")
-        self._discount_spec = specs.BoundedArray(
-            shape=(), dtype=np.float64, minimum=0.0, maximum=1.0, name="discount"
-        )
+        observation_spec = _space_to_spec(env.observation_space, "observation", "observation")
+        # Actions are converted and validated against the gymnasium space's own spec.
+        self._gym_action_spec = _space_to_spec(env.action_space, "action", "action")
+        reward_spec = specs.Array(shape=(), dtype=np.float64, name="reward")
+        discount_spec = specs.BoundedArray(shape=(), dtype=np.float64, minimum=0.0, maximum=1.0, name="discount")
+        if single_precision:
+            observation_spec, reward_spec, discount_spec = (
+                _single_spec(spec) for spec in (observation_spec, reward_spec, discount_spec)
+            )
+            self._action_spec = _single_spec(self._gym_action_spec)
+            self._reward, self._discount_zero, self._discount_one = _float32_reward, _F32_ZERO, _F32_ONE
+        else:
+            self._action_spec = self._gym_action_spec
+            self._reward, self._discount_zero, self._discount_one = float, 0.0, 1.0
+        self._reward_one = self._reward(1.0)
+        self._observation_spec, self._reward_spec, self._discount_spec = observation_spec, reward_spec, discount_spec
         # Discrete spaces may start at `start != 0`; dm_env's DiscreteArray always starts at 0.
         self._action_start = int(env.action_space.start) if isinstance(env.action_space, spaces.Discrete) else 0
         self._discrete_action = isinstance(env.action_space, spaces.Discrete)
         self._num_actions = int(env.action_space.n) if self._discrete_action else 0
+        self._to_gym_action = self._to_discrete_action if self._discrete_action else self._to_box_action
         self._observation_start = (
             int(env.observation_space.start) if isinstance(env.observation_space, spaces.Discrete) else 0
         )
@@ -88,6 +121,8 @@ class GymnasiumToDmEnv(dm_env.Environment):
     def _observation(self, observation) -> np.ndarray:
         if self._observation_start:
             observation = observation - self._observation_start
+        if type(observation) is np.ndarray and observation.dtype is self._observation_dtype:
+            return observation  # what np.asarray would return, at a fraction of its cost
         return np.asarray(observation, dtype=self._observation_dtype)
 
     def reset(self) -> dm_env.TimeStep:
@@ -97,32 +132,28 @@ class GymnasiumToDmEnv(dm_env.Environment):
             observation, _ = self._env.reset(seed=self._seed)
             self._seeded = True
         self._reset_next_step = False
-        return dm_env.TimeStep(dm_env.StepType.FIRST, None, None, self._observation(observation))
+        return _new(_TimeStep, (_FIRST, None, None, self._observation(observation)))
 
     def step(self, action) -> dm_env.TimeStep:
         if self._reset_next_step:
             return self.reset()
-        if self._discrete_action:
-            gym_action = self._to_discrete_action(action)
-        else:
-            gym_action = self._to_box_action(action)
-        observation, reward, terminated, truncated, _ = self._env.step(gym_action)
+        observation, reward, terminated, truncated, _ = self._env.step(self._to_gym_action(action))
         observation = self._observation(observation)
-        reward = float(reward)
+        reward = self._reward_one if reward == 1.0 else self._reward(reward)  # the common reward without a call
         if terminated:
             self._reset_next_step = True
-            return dm_env.TimeStep(dm_env.StepType.LAST, reward, 0.0, observation)
+            return _new(_TimeStep, (_LAST, reward, self._discount_zero, observation))
         if truncated:
             self._reset_next_step = True
-            return dm_env.TimeStep(dm_env.StepType.LAST, reward, 1.0, observation)
-        return dm_env.TimeStep(dm_env.StepType.MID, reward, 1.0, observation)
+            return _new(_TimeStep, (_LAST, reward, self._discount_one, observation))
+        return _new(_TimeStep, (_MID, reward, self._discount_one, observation))
 
     def _invalid_action(self, action, problem: str) -> ValueError:
         received = f"{action!r} (type {type(action).__name__}, shape {np.shape(action)}"
         dtype = getattr(action, "dtype", None)
         received += f", dtype {dtype})" if dtype is not None else ")"
         return ValueError(
-            f"Invalid action for {self._name()}: {problem}. Expected an action matching {self._action_spec!r}; "
+            f"Invalid action for {self._name()}: {problem}. Expected an action matching {self._gym_action_spec!r}; "
             f"received {received}."
         )
 
@@ -133,10 +164,10 @@ class GymnasiumToDmEnv(dm_env.Environment):
             raise self._invalid_action(action, "expected a scalar integer") from None
         if not 0 <= index < self._num_actions:
             raise self._invalid_action(action, f"out of range [0, {self._num_actions - 1}]")
-        return index + self._action_start
+        return index + self._action_start if self._action_start else index
 
     def _to_box_action(self, action) -> np.ndarray:
-        spec = self._action_spec
+        spec = self._gym_action_spec
         try:
             array = np.asarray(action, dtype=spec.dtype)
         except (TypeError, ValueError):
@@ -192,11 +223,11 @@ def check_gymnasium_id(name: str) -> None:
 
 
 def make_gymnasium_environment(name: str, seed: int) -> dm_env.Environment:
-    """`gymnasium.make(name)` -> `GymnasiumToDmEnv(seed=seed)` -> `SinglePrecisionWrapper`.
+    """`GymnasiumToDmEnv(gymnasium.make(name), seed=seed, single_precision=True)`.
 
     Observations, rewards and discounts come out as float32 (int32 for integers), as JAX agents want.
     An unknown `name` is a ValueError suggesting close matches and listing the ids that need no extra packages.
     Ids of the form "module:EnvName-v0" are passed to gymnasium, which imports the module first.
     """
     check_gymnasium_id(name)
-    return SinglePrecisionWrapper(GymnasiumToDmEnv(gymnasium.make(name), seed=seed))
+    return GymnasiumToDmEnv(gymnasium.make(name), seed=seed, single_precision=True)
