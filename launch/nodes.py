@@ -6,6 +6,7 @@ and the handles of the nodes it talks to, so only handles and picklable factorie
 with the node's name by `report_failures`.
 """
 
+import concurrent.futures
 import contextlib
 import json
 import os
@@ -32,6 +33,48 @@ def _stopping() -> bool:
     import launchpad as lp
 
     return lp.stop_event().is_set()
+
+
+class ProgramStopping(RuntimeError):
+    """A call to another node was abandoned because the program is stopping."""
+
+
+class StopAwareClient:
+    """A courier client whose calls give up once the program stops.
+
+    Courier clients wait for their server to be ready, so a call to a node that has already stopped would wait
+    forever and keep this node from exiting (Launchpad then kills the whole runtime). Each call here waits on
+    the call's future in short slices and raises `ProgramStopping` once the stop event is set.
+    """
+
+    def __init__(self, client, stop_event, poll_s: float = 0.2):
+        self._client = client
+        self._stop = stop_event
+        self._poll_s = poll_s
+
+    def __getattr__(self, method: str):
+        if method.startswith("_"):
+            raise AttributeError(method)
+        start_call = getattr(self._client.futures, method)
+
+        def call(*args, **kwargs):
+            future = start_call(*args, **kwargs)
+            while True:
+                try:
+                    return future.result(timeout=self._poll_s)
+                except concurrent.futures.TimeoutError:
+                    if self._stop.is_set():
+                        future.cancel()
+                        raise ProgramStopping(f"call to {method}() abandoned: the program is stopping") from None
+
+        return call
+
+
+def _stop_aware(*clients):
+    import launchpad as lp
+
+    stop = lp.stop_event()
+    return [StopAwareClient(client, stop) for client in clients]
 
 
 @contextlib.contextmanager
@@ -81,6 +124,7 @@ class LearnerNode:
         from acmelike.replay import Prefetcher
 
         self._run_dir = run_dir
+        (counter,) = _stop_aware(counter)
         with report_failures("learner", run_dir):
             spec = environment_spec(config)
             networks = config.network_factory(spec)
@@ -117,6 +161,7 @@ class ActorNode:
     def __init__(self, config: ExperimentConfig, index: int, replay, learner, counter, run_dir: Optional[str]):
         self._name = f"actor_{index}"
         self._run_dir = run_dir
+        learner, counter = _stop_aware(learner, counter)
         with report_failures(self._name, run_dir):
             builder = config.builder
             self._environment = config.environment_factory(config.actor_seed(index))
@@ -162,6 +207,7 @@ class EvaluatorNode:
     def __init__(self, config: ExperimentConfig, learner, counter, run_dir: Optional[str]):
         self._run_dir = run_dir
         self._config = config
+        learner, counter = _stop_aware(learner, counter)
         self._counter = counter
         with report_failures("evaluator", run_dir):
             builder = config.builder
@@ -204,7 +250,7 @@ class StepsLimiter:
     """Stops the program once actors have taken `max_num_actor_steps`; writes `progress.json` as it goes."""
 
     def __init__(self, counter, max_num_actor_steps: int, run_dir: Optional[str], period_s: float = 0.5):
-        self._counter = counter
+        (self._counter,) = _stop_aware(counter)
         self._max = max_num_actor_steps
         self._run_dir = run_dir
         self._period_s = period_s
