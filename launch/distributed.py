@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Optional
 
 from acmelike.counting import Counter
 from launch import nodes
-from launch.episode_stats import ReturnTracker
+from launch.episode_stats import ReturnTracker, run_summary, write_summary
 from launch.experiment import ExperimentConfig
 
 LAUNCH_TYPES = ("local_mt", "local_mp")
@@ -160,11 +160,16 @@ def _supervise(manager, run_dir: str, period_s: float, max_steps: int, stop_time
     return result.get("failure")
 
 
+def _read_progress(run_dir: str) -> Dict[str, Any]:
+    """The counts the steps limiter last wrote (it replaces the file atomically)."""
+    with open(os.path.join(run_dir, "progress.json")) as f:
+        return json.load(f)
+
+
 def _print_progress(run_dir: str, max_steps: int) -> None:
     try:
-        with open(os.path.join(run_dir, "progress.json")) as f:
-            counts = json.load(f)
-    except (OSError, ValueError):
+        counts = _read_progress(run_dir)
+    except (OSError, ValueError):  # not written yet
         return
     evaluation = _last_evaluation(run_dir)
     print(
@@ -198,34 +203,19 @@ def _last_evaluation(run_dir: str) -> Optional[float]:
 
 
 def _summary(config: ExperimentConfig, run_dir: str, num_actors: int, launch_type: str, wall: float) -> Dict[str, Any]:
-    with open(os.path.join(run_dir, "progress.json")) as f:
-        counts = json.load(f)
+    counts = _read_progress(run_dir)
     episodes = []
     for index in range(num_actors):
         episodes += _read_csv(os.path.join(run_dir, f"actor_{index}.csv"))
     episodes.sort(key=lambda row: float(row["actor_steps"]))
-    tracker = ReturnTracker(window=20, threshold=475.0)
+    tracker = ReturnTracker()
     for row in episodes:
         tracker.add(float(row["episode_return"]), int(float(row["actor_steps"])))
-    steps = int(counts.get("actor_steps", 0))
     evaluation = _last_evaluation(run_dir)
-    summary = {
-        "agent": config.agent_name,
-        "env": config.environment_name,
-        "launch": launch_type,
-        "actors": num_actors,
-        "env_steps": steps,
-        "wall_seconds": round(wall, 2),
-        "average_return_last_20": round(tracker.average, 2),
-        "average_evaluator_return": evaluation,
-        "steps_to_475": tracker.steps_to_threshold,
-        "steps_per_second": round(steps / wall, 1),
-        "learner_steps": int(counts.get("learner_steps", 0)),
-        "episodes": tracker.episodes,
-        "seed": config.seed,
-    }
-    with open(os.path.join(run_dir, "summary.json"), "w") as f:
-        json.dump(summary, f, indent=2)
+    summary = run_summary(
+        config, tracker, counts, wall, launch=launch_type, actors=num_actors, average_evaluator_return=evaluation
+    )
+    write_summary(run_dir, summary)
     if evaluation is not None:
         from acmelike.loggers.plotting import plot_learning_curve
 

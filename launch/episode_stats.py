@@ -1,7 +1,9 @@
-"""ReturnTracker: the moving average of episode returns that progress lines and summaries report."""
+"""Episode statistics and the run summary built from them (the JSON line and summary.json of every runner)."""
 
 import collections
-from typing import Optional
+import json
+import os
+from typing import Any, Dict, Mapping, Optional
 
 
 class ReturnTracker:
@@ -27,3 +29,29 @@ class ReturnTracker:
     @property
     def average(self) -> float:
         return sum(self._returns) / len(self._returns) if self._returns else float("nan")
+
+
+def run_summary(
+    config, tracker: ReturnTracker, counts: Mapping[str, Any], wall_seconds: float, **extra: Any
+) -> Dict[str, Any]:
+    """The summary of a finished run: agent, env, env_steps, wall_seconds, average_return_last_20, steps_to_475,
+    steps_per_second, learner_steps, episodes, seed, then the runner's `extra` fields."""
+    steps = int(counts.get("actor_steps", 0))
+    return {
+        "agent": config.agent_name,
+        "env": config.environment_name,
+        "env_steps": steps,
+        "wall_seconds": round(wall_seconds, 2),
+        "average_return_last_20": round(tracker.average, 2),
+        "steps_to_475": tracker.steps_to_threshold,
+        "steps_per_second": round(steps / wall_seconds, 1),
+        "learner_steps": int(counts.get("learner_steps", 0)),
+        "episodes": tracker.episodes,
+        "seed": config.seed,
+        **extra,
+    }
+
+
+def write_summary(run_dir: str, summary: Mapping[str, Any]) -> None:
+    with open(os.path.join(run_dir, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=2)

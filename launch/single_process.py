@@ -10,7 +10,6 @@ never wait on itself. The loop, in short:
             learner.step()                         # waits only for data the tables can serve
 """
 
-import json
 import os
 import time
 from typing import Any, Dict, Iterable, Optional
@@ -22,7 +21,7 @@ from acmelike.counting import Counter
 from acmelike.loggers import CSVLogger, Dispatcher, NoOpLogger, TerminalLogger
 from acmelike.specs import make_environment_spec
 from environment_loops import EnvironmentLoop
-from launch.episode_stats import ReturnTracker
+from launch.episode_stats import ReturnTracker, run_summary, write_summary
 from launch.experiment import ExperimentConfig
 
 
@@ -135,30 +134,15 @@ def run_single_process(config: ExperimentConfig) -> Dict[str, Any]:
             adder.close()  # an open writer stream makes server.stop() wait out its 5 s deadline
         server.stop()
 
-    wall = time.time() - start
-    counts = counter.get_counts()
-    steps = int(counts.get("actor_steps", 0))
-    summary = {
-        "agent": config.agent_name,
-        "env": config.environment_name,
-        "env_steps": steps,
-        "wall_seconds": round(wall, 2),
-        "average_return_last_20": round(tracker.average, 2),
-        "steps_to_475": tracker.steps_to_threshold,
-        "steps_per_second": round(steps / wall, 1),
-        "learner_steps": int(counts.get("learner_steps", 0)),
-        "episodes": tracker.episodes,
-        "seed": config.seed,
-    }
+    summary = run_summary(config, tracker, counter.get_counts(), time.time() - start)
     if config.run_dir:
-        with open(os.path.join(config.run_dir, "summary.json"), "w") as f:
-            json.dump(summary, f, indent=2)
+        write_summary(config.run_dir, summary)
         _plot(config)
     return summary
 
 
 def _train(config: ExperimentConfig, train_loop, evaluator: Optional[EnvironmentLoop], counter: Counter):
-    tracker = ReturnTracker(window=20, threshold=475.0)
+    tracker = ReturnTracker()
     next_evaluation = config.evaluation_every
     last_print, start = time.time(), time.time()
     steps = 0
