@@ -2,53 +2,67 @@
 
 A runner (single process or distributed) builds an agent from a builder like this:
 
-    tables = builder.make_replay_tables(environment_spec=spec, insert_may_block=...)
+    policy = builder.make_policy(networks=networks, environment_spec=spec)
+    tables = builder.make_replay_tables(environment_spec=spec, policy=policy)
     # ... a Reverb server holds `tables`; `client` talks to it ...
     dataset = builder.make_dataset_iterator(replay_client=client)
     learner = builder.make_learner(random_key=k1, networks=networks, dataset=dataset,
                                    environment_spec=spec, replay_client=client)
-    policy = builder.make_policy(networks=networks, environment_spec=spec)
-    adder = builder.make_adder(replay_client=client, environment_spec=spec)
+    adder = builder.make_adder(replay_client=client, environment_spec=spec, policy=policy)
     actor = builder.make_actor(random_key=k2, policy=policy, environment_spec=spec,
                                variable_source=learner, adder=adder)
 
+(`launch.construction.AgentParts` does exactly this, once, for every runner.)
+
 Every method takes keyword arguments only, so call sites read as what they pass. The builder never creates a
-Reverb server or a Launchpad node: those belong to the runner, which is why one builder serves both.
+Reverb server or a Launchpad node, and never asks how it is run: whether inserts may block is the runner's choice
+(`acmelike.replay.inserts_never_block`), and how much one learner step samples is read off the dataset iterator.
+That is why one builder serves every runner.
+
+Tables and adders receive the policy, so what they store beside each action is derived from it
+(`policy_extras_spec`) rather than kept in sync by hand.
 """
 
 import abc
-from typing import Any, Generic, Iterator, Optional, TypeVar
+import dataclasses
+from typing import Any, Callable, Generic, Iterator, Mapping, Optional, TypeVar
 
 from acmelike import core
 from acmelike.adders.base import Adder
 from acmelike.specs import EnvironmentSpec
-from acmelike.types import PRNGKey, ReplaySample
+from acmelike.types import NestedSpec, PRNGKey, ReplaySample
 
 Networks = TypeVar("Networks")
 Policy = TypeVar("Policy")
 
 
 class ActorLearnerBuilder(abc.ABC, Generic[Networks, Policy]):
-    """Builds the replay tables, dataset, adder, actor, learner and policy of one agent."""
+    """Builds the replay tables, dataset, adder, actor, learner and policy of one agent.
+
+    `config` is the agent's frozen config dataclass: the one owner of its hyperparameters, network sizes included.
+    """
+
+    config: Any
 
     @abc.abstractmethod
-    def make_replay_tables(self, *, environment_spec: EnvironmentSpec, insert_may_block: bool) -> list:
+    def make_replay_tables(self, *, environment_spec: EnvironmentSpec, policy: Policy) -> list:
         """Returns the `reverb.Table`s the agent's adder writes to and its dataset reads from.
 
-        Args:
-          environment_spec: the environment's specs, for the tables' signatures.
-          insert_may_block: whether the tables' rate limiters may make an insert wait. A single-process runner
-            passes False: actor and learner share one thread, so a blocked insert would wait on itself. Sampling
-            may always block; runners step the learner only when its tables can serve a batch.
+        Signatures come from `environment_spec` and the policy's extras (`policy_extras_spec(policy)`). Rate
+        limiters come from `acmelike.replay`'s factories, which follow the runner's choice of blocking inserts.
         """
 
     @abc.abstractmethod
     def make_dataset_iterator(self, *, replay_client: Any) -> Iterator[ReplaySample]:
-        """Returns an iterator of batches (`ReplaySample`) for the learner."""
+        """Returns an iterator of batches (`ReplaySample`) for the learner.
+
+        Use `acmelike.replay.make_dataset_iterator`: its iterator says which table it samples and how many items
+        one `next()` takes, which is what a single-threaded runner needs to know.
+        """
 
     @abc.abstractmethod
-    def make_adder(self, *, replay_client: Any, environment_spec: EnvironmentSpec) -> Adder:
-        """Returns the adder an actor writes its experience with."""
+    def make_adder(self, *, replay_client: Any, environment_spec: EnvironmentSpec, policy: Policy) -> Adder:
+        """Returns the adder an actor running `policy` writes its experience with."""
 
     @abc.abstractmethod
     def make_actor(
@@ -80,9 +94,47 @@ class ActorLearnerBuilder(abc.ABC, Generic[Networks, Policy]):
     def make_policy(self, *, networks: Networks, environment_spec: EnvironmentSpec, evaluation: bool = False) -> Policy:
         """Returns the policy (an `ActorCore`) actors run; `evaluation` asks for the greedy/evaluation policy."""
 
-    @abc.abstractmethod
-    def batch_size_per_learner_step(self) -> dict:
-        """Items one `learner.step()` samples from each table, {table name: count}.
 
-        The single-process runner steps the learner only while every table `can_sample` this many items.
-        """
+def policy_extras_spec(policy) -> NestedSpec:
+    """The extras an `ActorCore` hands its adder, as a pytree of `dm_env.specs.Array`, computed without running it.
+
+    `jax.eval_shape` traces `get_extras(on_episode_start(init(key)))`, so a core that adds a field to its extras
+    changes the replay signature with it, and nothing needs params or a device.
+    """
+    import jax
+    import numpy as np
+    from dm_env import specs
+
+    def extras(key):
+        return policy.get_extras(policy.on_episode_start(policy.init(key)))
+
+    shapes = jax.eval_shape(extras, jax.random.PRNGKey(0))
+    return jax.tree_util.tree_map(lambda s: specs.Array(s.shape, np.dtype(s.dtype)), shapes)
+
+
+@dataclasses.dataclass(frozen=True)
+class AgentDefinition:
+    """An agent as data: what a registry needs to build, configure, test and describe it.
+
+    Attributes:
+      name: the command-line name (`--agent NAME`).
+      config_class: the agent's frozen config dataclass (every field settable with `--config field=value`).
+      make_builder: config -> the agent's `ActorLearnerBuilder`.
+      make_networks: (environment_spec, config) -> networks; raises ValueError naming the agent and the spec
+        when the spec does not fit. Network sizes come from the config.
+      action_space: "discrete" or "continuous", what `make_networks` accepts (used to suggest agents and
+        environments that fit each other, and to pick the smoke test's fake environment).
+      smoke_config: config overrides under which the agent learns within a couple of hundred steps of a fake
+        environment (small replay minimums, short unrolls). The registry's smoke tests use them.
+    """
+
+    name: str
+    config_class: type
+    make_builder: Callable[[Any], ActorLearnerBuilder]
+    make_networks: Callable[[EnvironmentSpec, Any], Any]
+    action_space: str
+    smoke_config: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.action_space not in ("discrete", "continuous"):
+            raise ValueError(f"AgentDefinition {self.name!r}: action_space must be 'discrete' or 'continuous'.")

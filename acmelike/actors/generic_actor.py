@@ -13,7 +13,8 @@ from acmelike.variables import VariableClient
 
 
 class GenericActor(core.Actor):
-    """An `Actor` from an `ActorCore`.
+    """An `Actor` from an `ActorCore`: keeps the core's state for the actor's life, runs its episode hook in
+    `observe_first`, and hands the adder the extras of the state that chose each action.
 
         actor = GenericActor(core, random_key, VariableClient(learner, "policy"), adder)
         actor.observe_first(timestep)
@@ -39,6 +40,7 @@ class GenericActor(core.Actor):
         self._variable_client = variable_client
         self._adder = adder
         self._select_action = jax.jit(actor_core.select_action) if jit else actor_core.select_action
+        self._on_episode_start = jax.jit(actor_core.on_episode_start) if jit else actor_core.on_episode_start
         self._get_extras = actor_core.get_extras
         self._state = actor_core.init(random_key)
 
@@ -51,6 +53,7 @@ class GenericActor(core.Actor):
         return np.asarray(action)
 
     def observe_first(self, timestep: dm_env.TimeStep) -> None:
+        self._state = self._on_episode_start(self._state)
         if self._adder is not None:
             self._adder.add_first(timestep)
 

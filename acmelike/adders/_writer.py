@@ -12,6 +12,7 @@ import dm_env
 import jax
 import numpy as np
 
+from acmelike.adders.base import Adder
 from acmelike.types import NestedArray, NestedSpec, Step
 
 PriorityFn = Callable[[NestedArray], float]
@@ -61,7 +62,7 @@ class AdderInterrupted(RuntimeError):
 _WAIT_SLICE_MS = 200
 
 
-class ReverbAdder:
+class ReverbAdder(Adder):
     """Base of the Reverb adders: validates calls, computes priorities, creates items, keeps them flowing.
 
     Subclasses implement `_begin(timestep)`, `_step(action, next_timestep, extras)` and `_clear()`.

@@ -3,9 +3,11 @@
 # tfp's JAX substrate (rlax) must be loaded before TensorFlow or with it hidden; see acmelike._jax_probability.
 from acmelike import _jax_probability  # noqa: F401
 
-from acmelike.replay.dataset import make_dataset_iterator
+from acmelike.replay.dataset import ReplayDataset, make_dataset_iterator
 from acmelike.replay.prefetch import Prefetcher
 from acmelike.replay.tables import (
+    inserts_may_block,
+    inserts_never_block,
     prioritized_table,
     queue_table,
     queue_rate_limiter,
@@ -15,6 +17,9 @@ from acmelike.replay.tables import (
 
 __all__ = [
     "Prefetcher",
+    "ReplayDataset",
+    "inserts_may_block",
+    "inserts_never_block",
     "make_dataset_iterator",
     "prioritized_table",
     "queue_rate_limiter",

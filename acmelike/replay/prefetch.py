@@ -36,6 +36,11 @@ class Prefetcher(Iterator[T]):
         return not self._buffer.empty()
 
     @property
+    def samples_per_next(self):
+        """What the wrapped iterator samples per `next()` ({table: items}), or None if it does not say."""
+        return getattr(self._iterator, "samples_per_next", None)
+
+    @property
     def retrieved_elements(self) -> int:
         return self._retrieved
 

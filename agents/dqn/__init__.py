@@ -1,15 +1,18 @@
 """DQN: double Q-learning with n-step returns, prioritized replay and a target network."""
 
+from acmelike.builders import AgentDefinition
+from agents.dqn.builder import DQNBuilder
 from agents.dqn.config import DQNConfig
 from agents.dqn.networks import DQNNetworks, make_networks
 
-__all__ = ["DQNBuilder", "DQNConfig", "DQNNetworks", "make_networks"]
+AGENT = AgentDefinition(
+    name="dqn",
+    config_class=DQNConfig,
+    make_builder=DQNBuilder,
+    make_networks=make_networks,
+    action_space="discrete",
+    smoke_config=dict(min_replay_size=20, batch_size=8, num_sgd_steps_per_step=2, samples_per_insert=4.0,
+                      hidden_sizes=(16,)),
+)
 
-
-def __getattr__(name):
-    # The builder touches Reverb (tables, adders); keep `import agents.dqn` free of it.
-    if name == "DQNBuilder":
-        from agents.dqn.builder import DQNBuilder
-
-        return DQNBuilder
-    raise AttributeError(f"module 'agents.dqn' has no attribute {name!r}")
+__all__ = ["AGENT", "DQNBuilder", "DQNConfig", "DQNNetworks", "make_networks"]

@@ -9,7 +9,7 @@ from acmelike import core
 from acmelike.actors import epsilon_greedy_core, make_policy_actor
 from acmelike.actors.actor_core import ActorCore
 from acmelike.adders.base import Adder
-from acmelike.builders import ActorLearnerBuilder
+from acmelike.builders import ActorLearnerBuilder, policy_extras_spec
 from acmelike.learners import SGDLearner
 from acmelike.specs import EnvironmentSpec
 from acmelike.types import ReplaySample
@@ -24,11 +24,7 @@ class DQNBuilder(ActorLearnerBuilder[DQNNetworks, ActorCore]):
     def __init__(self, config: DQNConfig = DQNConfig()):
         self.config = config
 
-    @property
-    def _items_per_learner_step(self) -> int:
-        return self.config.batch_size * self.config.num_sgd_steps_per_step
-
-    def make_replay_tables(self, *, environment_spec: EnvironmentSpec, insert_may_block: bool) -> list:
+    def make_replay_tables(self, *, environment_spec: EnvironmentSpec, policy: ActorCore) -> list:
         from acmelike import replay
         from acmelike.adders.transition import NStepTransitionAdder
 
@@ -37,7 +33,6 @@ class DQNBuilder(ActorLearnerBuilder[DQNNetworks, ActorCore]):
             samples_per_insert=c.samples_per_insert,
             min_size_to_sample=c.min_replay_size,
             error_buffer=max(1.0, c.min_replay_size * c.samples_per_insert_tolerance_rate * c.samples_per_insert),
-            insert_may_block=insert_may_block,
         )
         return [
             replay.prioritized_table(
@@ -45,7 +40,7 @@ class DQNBuilder(ActorLearnerBuilder[DQNNetworks, ActorCore]):
                 max_size=c.max_replay_size,
                 priority_exponent=c.priority_exponent,
                 rate_limiter=limiter,
-                signature=NStepTransitionAdder.signature(environment_spec),
+                signature=NStepTransitionAdder.signature(environment_spec, policy_extras_spec(policy)),
             )
         ]
 
@@ -55,13 +50,10 @@ class DQNBuilder(ActorLearnerBuilder[DQNNetworks, ActorCore]):
         return replay.make_dataset_iterator(
             server_address=replay_client.server_address,
             table=self.config.replay_table_name,
-            batch_size=self._items_per_learner_step,
+            batch_size=self.config.batch_size * self.config.num_sgd_steps_per_step,
         )
 
-    def batch_size_per_learner_step(self) -> dict:
-        return {self.config.replay_table_name: self._items_per_learner_step}
-
-    def make_adder(self, *, replay_client, environment_spec: EnvironmentSpec) -> Adder:
+    def make_adder(self, *, replay_client, environment_spec: EnvironmentSpec, policy: ActorCore) -> Adder:
         from acmelike.adders.transition import NStepTransitionAdder
 
         return NStepTransitionAdder(

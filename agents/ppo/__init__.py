@@ -1,15 +1,17 @@
 """PPO: clipped-surrogate policy optimisation with GAE, on sequences from a Reverb queue."""
 
+from acmelike.builders import AgentDefinition
+from agents.ppo.builder import PPOBuilder
 from agents.ppo.config import PPOConfig
 from agents.ppo.networks import PPONetworks, make_networks
 
-__all__ = ["PPOBuilder", "PPOConfig", "PPONetworks", "make_networks"]
+AGENT = AgentDefinition(
+    name="ppo",
+    config_class=PPOConfig,
+    make_builder=PPOBuilder,
+    make_networks=make_networks,
+    action_space="discrete",
+    smoke_config=dict(unroll_length=16, batch_size=2, max_queue_size=8, num_minibatches=2, hidden_sizes=(16,)),
+)
 
-
-def __getattr__(name):
-    # The builder touches Reverb (tables, adders); keep `import agents.ppo` free of it.
-    if name == "PPOBuilder":
-        from agents.ppo.builder import PPOBuilder
-
-        return PPOBuilder
-    raise AttributeError(f"module 'agents.ppo' has no attribute {name!r}")
+__all__ = ["AGENT", "PPOBuilder", "PPOConfig", "PPONetworks", "make_networks"]

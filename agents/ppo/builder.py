@@ -2,24 +2,17 @@
 
 from typing import Iterator, Optional
 
-import numpy as np
-from dm_env import specs
-
 from acmelike import core
 from acmelike.actors import categorical_policy_core, make_policy_actor
 from acmelike.actors.actor_core import ActorCore
 from acmelike.adders.base import Adder
-from acmelike.builders import ActorLearnerBuilder
+from acmelike.builders import ActorLearnerBuilder, policy_extras_spec
 from acmelike.learners import SGDLearner
 from acmelike.specs import EnvironmentSpec
 from acmelike.types import ReplaySample
 from agents.ppo import learning
 from agents.ppo.config import PPOConfig
 from agents.ppo.networks import PPONetworks
-
-# What the actor stores beside each action: log mu(a|s), for PPO's importance ratios.
-EXTRAS_SPEC = {"log_prob": specs.Array((), np.float32, name="log_prob")}
-
 
 class PPOBuilder(ActorLearnerBuilder[PPONetworks, ActorCore]):
     """Sequences of `unroll_length + 1` steps through a Reverb queue; each learner step consumes `batch_size`."""
@@ -31,7 +24,7 @@ class PPOBuilder(ActorLearnerBuilder[PPONetworks, ActorCore]):
     def _sequence_length(self) -> int:
         return self.config.unroll_length + 1
 
-    def make_replay_tables(self, *, environment_spec: EnvironmentSpec, insert_may_block: bool) -> list:
+    def make_replay_tables(self, *, environment_spec: EnvironmentSpec, policy: ActorCore) -> list:
         from acmelike import replay
         from acmelike.adders.sequence import SequenceAdder
 
@@ -39,8 +32,10 @@ class PPOBuilder(ActorLearnerBuilder[PPONetworks, ActorCore]):
             replay.queue_table(
                 name=self.config.replay_table_name,
                 max_size=self.config.max_queue_size,
-                insert_may_block=insert_may_block,
-                signature=SequenceAdder.signature(environment_spec, EXTRAS_SPEC, sequence_length=self._sequence_length),
+                # The policy's extras (log mu(a|s), for PPO's importance ratios) are stored beside each action.
+                signature=SequenceAdder.signature(
+                    environment_spec, policy_extras_spec(policy), sequence_length=self._sequence_length
+                ),
             )
         ]
 
@@ -54,10 +49,7 @@ class PPOBuilder(ActorLearnerBuilder[PPONetworks, ActorCore]):
             num_parallel_calls=1,
         )
 
-    def batch_size_per_learner_step(self) -> dict:
-        return {self.config.replay_table_name: self.config.batch_size}
-
-    def make_adder(self, *, replay_client, environment_spec: EnvironmentSpec) -> Adder:
+    def make_adder(self, *, replay_client, environment_spec: EnvironmentSpec, policy: ActorCore) -> Adder:
         from acmelike.adders.sequence import EndBehavior, SequenceAdder
 
         return SequenceAdder(

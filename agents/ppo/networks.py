@@ -10,6 +10,7 @@ import numpy as np
 
 from acmelike.networks import MLP, FeedForwardNetwork
 from acmelike.specs import EnvironmentSpec, flat_observation_size, num_discrete_actions
+from agents.ppo.config import PPOConfig
 
 
 class _PolicyValue(nn.Module):
@@ -43,11 +44,11 @@ class PPONetworks:
         return self.network.apply(params, observations)[0]
 
 
-def make_networks(environment_spec: EnvironmentSpec, hidden_sizes: Sequence[int] = (64, 64)) -> PPONetworks:
-    """Builds PPO's networks; raises ValueError naming PPO and the spec that does not fit."""
+def make_networks(environment_spec: EnvironmentSpec, config: PPOConfig = PPOConfig()) -> PPONetworks:
+    """Builds PPO's networks (sizes from `config.hidden_sizes`); raises ValueError naming PPO and the spec that does not fit."""
     num_actions = num_discrete_actions(environment_spec, agent="PPO")
     flat_observation_size(environment_spec, agent="PPO")
-    module = _PolicyValue(hidden_sizes=tuple(hidden_sizes), num_actions=num_actions)
+    module = _PolicyValue(hidden_sizes=tuple(config.hidden_sizes), num_actions=num_actions)
     dummy = jnp.zeros((1,) + tuple(environment_spec.observations.shape), jnp.float32)
     return PPONetworks(
         network=FeedForwardNetwork(init=lambda key: module.init(key, dummy), apply=module.apply),
