@@ -1,11 +1,11 @@
-"""What the Reverb adders share: the episode guard, priorities, prompt flushing, and `Step` writing.
+"""What the Reverb adders share: the episode guard, step validation, priorities, prompt flushing, `Step` writing.
 
 Reverb itself is never imported here: the `TrajectoryWriter` comes from the client the caller passes in, and
 TensorFlow is imported only inside the `signature` helpers (see DESIGN.md, "lazy, honest imports").
 """
 
 import threading
-from typing import Callable, Mapping, Optional, Sequence, Union
+from typing import Callable, Dict, Mapping, Optional, Sequence, Union
 
 import dm_env
 
@@ -13,17 +13,11 @@ import jax
 import numpy as np
 
 from acmelike.adders.base import Adder
+from acmelike.adders.validation import FieldSpec, InvalidStepError, RealFieldSpec
 from acmelike.types import NestedArray, NestedSpec, Step
 
 PriorityFn = Callable[[NestedArray], float]
 PriorityFns = Optional[Mapping[str, Optional[PriorityFn]]]
-
-
-def as_float32(value):
-    """Rewards and discounts (possibly nested) are stored as float32, whatever the environment returns."""
-    if value is None or isinstance(value, (dict, list, tuple)):
-        return jax.tree_util.tree_map(lambda x: np.asarray(x, dtype=np.float32), value)
-    return np.asarray(value, dtype=np.float32)  # a leaf: what tree_map would do, without walking a tree
 
 
 def tensor_spec(spec, dtype=None, time_dim: Union[int, None, str] = "none"):
@@ -58,14 +52,36 @@ class AdderInterrupted(RuntimeError):
     """`ReverbAdder.interrupt()` was called while the adder waited for the replay server."""
 
 
-# Blocking writer calls wait in slices this long, checking for `interrupt()` in between.
+# Blocking calls to the server wait in slices this long, checking for `interrupt()` in between.
 _WAIT_SLICE_MS = 200
+
+LEARNED = "the first step of this adder's first episode (the table has no signature)"
+
+
+class StepContext:
+    """Where a step is, for error messages; one per adder, updated in place (formatted only on error)."""
+
+    __slots__ = ("adder", "method", "index")
+
+    def __init__(self, adder: str):
+        self.adder, self.method, self.index = adder, "add_first", 0
+
+    def __str__(self):
+        return f"{self.adder}.{self.method} (step {self.index} of the episode; add_first's timestep is step 0)"
 
 
 class ReverbAdder(Adder):
-    """Base of the Reverb adders: validates calls, computes priorities, creates items, keeps them flowing.
+    """Base of the Reverb adders: validates calls and steps, computes priorities, creates items, keeps them flowing.
 
-    Subclasses implement `_begin(timestep)`, `_step(action, next_timestep, extras)` and `_clear()`.
+    Every step is checked before anything of it is appended (see `acmelike.adders.validation`): observation,
+    action and extras against the table's signature (fetched from the server at the first `add_first`; from the
+    first step when the table has none), rewards and discounts for structure, shape and finiteness. A step that
+    cannot be written raises `InvalidStepError` naming the field, what was expected and received, and the step
+    index; the episode is then ended (the items it already created are flushed to the table and stay) and the
+    adder is ready for the next `add_first`.
+
+    Subclasses implement `_row_specs(signature)`, `_begin(observation)`,
+    `_step(action, observation, rewards, discounts, extras, last)` and `_clear()`.
     Every `_create_items` call is followed by `writer.flush(block_until_num_items=max_in_flight_items)`, so at
     most `max_in_flight_items` items per adder wait unconfirmed; the episode end flushes all of them.
 
@@ -93,13 +109,15 @@ class ReverbAdder(Adder):
             )
         if max_in_flight_items is not None and max_in_flight_items < 0:
             raise ValueError(f"{name}: max_in_flight_items must be >= 0, got {max_in_flight_items}.")
+        self._client = client
         self._table_names = table_names
         self._priority_fns = dict(priority_fns or {})
         self._max_in_flight_items = max_in_flight_items
         self._writer = client.trajectory_writer(num_keep_alive_refs=num_keep_alive_refs)
         self._interrupted = threading.Event()
         self._in_episode = False
-        self._extras_structure = None
+        self._specs = None  # field -> FieldSpec, fixed at the first add_first (entries learned when None)
+        self._context = StepContext(name)
 
     # The Adder protocol.
 
@@ -111,7 +129,12 @@ class ReverbAdder(Adder):
             )
         if self._in_episode:  # the previous episode was cut short: drop it
             self.reset()
-        self._begin(timestep)
+        if self._specs is None:
+            self._specs = self._row_specs(self._table_signature())
+        context = self._context
+        context.method, context.index = "add_first", 0
+        observation = self._checked("observation", timestep.observation)
+        self._begin(observation)
         self._in_episode = True
 
     def add(self, action: NestedArray, next_timestep: dm_env.TimeStep, extras: NestedArray = ()) -> None:
@@ -119,21 +142,26 @@ class ReverbAdder(Adder):
         if not self._in_episode:
             raise ValueError(
                 f"{name}.add was called before add_first: expected add_first(timestep) at the start of every "
-                f"episode (also after a last timestep), but received add() with a timestep of step_type "
-                f"{next_timestep.step_type!r}."
+                f"episode (also after a last timestep or a rejected step), but received add() with a timestep of "
+                f"step_type {next_timestep.step_type!r}."
             )
         if next_timestep.first():
             raise ValueError(f"{name}.add expects a mid-episode or last timestep, but received a first timestep.")
-        structure = jax.tree_util.tree_structure(extras)
-        if self._extras_structure is None:
-            self._extras_structure = structure
-        elif structure != self._extras_structure:
-            raise ValueError(
-                f"{name}: the structure of extras changed: expected {self._extras_structure} (as in the first "
-                f"add call), but received {structure}."
-            )
-        self._step(action, next_timestep, extras)
-        if next_timestep.last():
+        context = self._context
+        context.method = "add"
+        context.index += 1
+        try:
+            action = self._checked("action", action)
+            observation = self._checked("observation", next_timestep.observation)
+            extras = self._checked("extras", extras)
+            rewards = self._checked_reals("reward", next_timestep.reward)
+            discounts = self._checked_reals("discount", next_timestep.discount)
+        except InvalidStepError:
+            self.reset()  # flushes the items already created; the adder is ready for the next add_first
+            raise
+        last = next_timestep.last()
+        self._step(action, observation, rewards, discounts, extras, last)
+        if last:
             self._in_episode = False
 
     def interrupt(self) -> None:
@@ -143,6 +171,82 @@ class ReverbAdder(Adder):
         the learner no longer samples. The adder is unusable afterwards.
         """
         self._interrupted.set()
+
+    def close(self) -> None:
+        """Sends what is pending and closes the writer's stream (a Reverb server waits on open streams when it stops)."""
+        self._writer.close()
+
+    def reset(self) -> None:
+        """Drops the partial episode; items already created are still sent."""
+        self._end_episode(clear_buffers=True)
+        self._in_episode = False
+        self._clear()
+
+    # Step validation.
+
+    def _checked(self, field: str, value):
+        spec = self._specs.get(field)
+        if spec is None:
+            spec = self._learn(field, FieldSpec.from_value(field, value, LEARNED))
+        return spec.check(value, self._context)
+
+    def _checked_reals(self, field: str, value) -> list:
+        spec = self._specs.get(field)
+        if spec is None:
+            spec = self._learn(field, RealFieldSpec.from_value(field, value, LEARNED, any_real=True))
+        return spec.leaves_of(value, self._context)
+
+    def _learn(self, field: str, spec: FieldSpec) -> FieldSpec:
+        """Keeps a spec learned from a step (`_accept_learned` may reject it first, e.g. against the table)."""
+        self._accept_learned(field, spec)
+        self._specs[field] = spec
+        return spec
+
+    def _table_signature(self):
+        """The item signature of the adder's tables (None if they have none), from one server_info call.
+
+        Raises a ValueError if a table is not on the server or the tables' signatures differ (an item is the
+        same for every table). A client without `server_info` (a test double) gives None.
+        """
+        server_info = getattr(self._client, "server_info", None)
+        if server_info is None:
+            return None
+        from reverb import errors  # lazy: see module docstring
+
+        while True:
+            if self._interrupted.is_set():
+                raise AdderInterrupted(f"{type(self).__name__} was interrupted while waiting for the replay server.")
+            try:
+                tables = server_info(timeout=max(1, _WAIT_SLICE_MS // 1000))
+                break
+            except errors.DeadlineExceededError:
+                continue
+        name = type(self).__name__
+        missing = [table for table in self._table_names if table not in tables]
+        if missing:
+            raise ValueError(
+                f"{name}: tables {missing} are not on the replay server, which has {sorted(tables)}. "
+                f"Pass table_names that the server was built with."
+            )
+        signatures = {table: tables[table].signature for table in self._table_names}
+        distinct = {repr(signature) for signature in signatures.values() if signature is not None}
+        if len(distinct) > 1:
+            raise ValueError(
+                f"{name} writes the same item to every table, but the tables' signatures differ: {signatures}."
+            )
+        return next((signature for signature in signatures.values() if signature is not None), None)
+
+    @staticmethod
+    def _signature_field(signature, field: str, table_source: str):
+        """One field of a table's item signature (a namedtuple decoded by TensorFlow, or a dict)."""
+        if isinstance(signature, Mapping):
+            if field in signature:
+                return signature[field]
+        elif hasattr(signature, field):
+            return getattr(signature, field)
+        raise ValueError(
+            f"{table_source} has no field {field!r}: {signature!r}. Build the table with the adder's `signature`."
+        )
 
     def _flush(self, block_until_num_items: int) -> None:
         """`writer.flush`, waiting in slices so that `interrupt()` can end the wait."""
@@ -164,16 +268,6 @@ class ReverbAdder(Adder):
         self._flush(0)
         self._writer.end_episode(clear_buffers=clear_buffers)
 
-    def close(self) -> None:
-        """Sends what is pending and closes the writer's stream (a Reverb server waits on open streams when it stops)."""
-        self._writer.close()
-
-    def reset(self) -> None:
-        """Drops the partial episode; items already created are still sent."""
-        self._end_episode(clear_buffers=True)
-        self._in_episode = False
-        self._clear()
-
     # Helpers for subclasses.
 
     def _create_items(self, trajectory) -> None:
@@ -190,10 +284,20 @@ class ReverbAdder(Adder):
         if self._max_in_flight_items is not None:
             self._flush(self._max_in_flight_items)
 
-    def _begin(self, timestep: dm_env.TimeStep) -> None:
+    def _table_source(self) -> str:
+        return f"the signature of table {self._table_names[0]!r}"
+
+    def _row_specs(self, signature) -> Dict[str, FieldSpec]:
+        """The FieldSpecs a row's fields must meet, from the table's item signature (None: learn them all)."""
         raise NotImplementedError
 
-    def _step(self, action, next_timestep: dm_env.TimeStep, extras) -> None:
+    def _accept_learned(self, field: str, spec: FieldSpec) -> None:
+        """Raises InvalidStepError if a spec learned from a step cannot be written (default: anything can)."""
+
+    def _begin(self, observation) -> None:
+        raise NotImplementedError
+
+    def _step(self, action, observation, rewards: list, discounts: list, extras, last: bool) -> None:
         raise NotImplementedError
 
     def _clear(self) -> None:
@@ -206,7 +310,8 @@ class StepAdder(ReverbAdder):
     The writer's row t holds Step(o_t, a_t, r_t, d_t, start_of_episode_t, extras_t), appended whole when the
     action arrives with the reward and discount of the timestep that followed (o_t waits here until then: one
     `append` per step, the writer's dominant cost). The last row of an episode holds the last observation,
-    start_of_episode False and zeros elsewhere.
+    start_of_episode False and zeros elsewhere. Rewards and discounts are stored in the table's dtype (float32
+    from `signature`), with the shapes of the table's reward and discount specs.
     Subclasses implement `_step_completed()` (called after every complete row, the final one included) and
     `_episode_ended()`.
     """
@@ -217,34 +322,53 @@ class StepAdder(ReverbAdder):
         self._observation = None  # o_t and start_of_episode_t of the row the next action completes
         self._start_of_episode = None
 
-    def _begin(self, timestep):
-        self._observation, self._start_of_episode = timestep.observation, np.asarray(True)
+    def _row_specs(self, signature):
+        if signature is None:
+            return {}
+        source = self._table_source()
+        specs = {}
+        for field in ("observation", "action", "extras", "reward", "discount"):
+            kind = RealFieldSpec if field in ("reward", "discount") else FieldSpec
+            item = kind.from_specs(field, self._signature_field(signature, field, source), source)
+            specs[field] = item.strip_time()  # items are [T, ...]: a row is one time step
+        return specs
 
-    def _step(self, action, next_timestep, extras):
+    def _begin(self, observation):
+        self._observation, self._start_of_episode = observation, np.asarray(True)
+
+    def _stored(self, field: str, leaves: list):
+        """Checked reward or discount leaves as the arrays a row holds, in the field's structure."""
+        spec = self._specs[field]
+        if spec.is_leaf:
+            return np.asarray(leaves[0], spec.leaves[0].dtype)
+        arrays = [np.asarray(leaf, leaf_spec.dtype) for leaf, leaf_spec in zip(leaves, spec.leaves)]
+        return jax.tree_util.tree_unflatten(spec.treedef, arrays)
+
+    def _step(self, action, observation, rewards, discounts, extras, last):
         completion = {
             "action": action,
-            "reward": as_float32(next_timestep.reward),
-            "discount": as_float32(next_timestep.discount),
+            "reward": self._stored("reward", rewards),
+            "discount": self._stored("discount", discounts),
             "extras": extras,
         }
         self._writer.append(
             {"observation": self._observation, "start_of_episode": self._start_of_episode, **completion}
         )
         self._step_completed()
-        if next_timestep.last():
+        if last:
             zeros = jax.tree_util.tree_map(np.zeros_like, completion)
             self._zero_step = {
                 **zeros,
-                "observation": jax.tree_util.tree_map(np.zeros_like, next_timestep.observation),
+                "observation": jax.tree_util.tree_map(np.zeros_like, observation),
                 "start_of_episode": np.asarray(False),
             }
-            final = {**zeros, "observation": next_timestep.observation, "start_of_episode": np.asarray(False)}
+            final = {**zeros, "observation": observation, "start_of_episode": np.asarray(False)}
             self._writer.append(final)
             self._observation = self._start_of_episode = None
             self._step_completed()
             self._episode_ended()
         else:
-            self._observation, self._start_of_episode = next_timestep.observation, np.asarray(False)
+            self._observation, self._start_of_episode = observation, np.asarray(False)
 
     def _append_zero_steps(self, count: int) -> None:
         for _ in range(count):
