@@ -173,7 +173,7 @@ class ReverbAdder(Adder):
         self._interrupted.set()
 
     def close(self) -> None:
-        """Sends what is pending and closes the writer's stream (a Reverb server waits on open streams when it stops)."""
+        """Sends what is pending and closes the writer's stream (a Reverb server waits on open streams to stop)."""
         self._writer.close()
 
     def reset(self) -> None:
@@ -342,7 +342,7 @@ class StepAdder(ReverbAdder):
         if spec.is_leaf:
             return np.asarray(leaves[0], spec.leaves[0].dtype)
         arrays = [np.asarray(leaf, leaf_spec.dtype) for leaf, leaf_spec in zip(leaves, spec.leaves)]
-        return jax.tree_util.tree_unflatten(spec.treedef, arrays)
+        return jax.tree_util.tree_unflatten(spec.structure, arrays)
 
     def _step(self, action, observation, rewards, discounts, extras, last):
         completion = {

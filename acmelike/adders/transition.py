@@ -1,13 +1,13 @@
 """NStepTransitionAdder: one n-step `Transition` item per environment step."""
 
 import collections
-from typing import List, NamedTuple, Sequence, Tuple, Union
+from typing import NamedTuple, Sequence, Tuple, Union
 
 import jax
 import numpy as np
 
 from acmelike.adders.reverb_base import PriorityFns, ReverbAdder, tensor_spec
-from acmelike.adders.validation import FieldSpec, InvalidStepError
+from acmelike.adders.validation import FieldSpec, InvalidStepError, RealFieldSpec
 from acmelike.types import NestedSpec, Transition
 
 
@@ -68,11 +68,6 @@ def reward_layout(reward_treedef, reward_shapes, discount_treedef, discount_shap
     return RewardLayout(pairs, tuple(shapes), treedef, discount_treedef, tuple(map(tuple, discount_shapes)))
 
 
-def _paths(treedef) -> List[str]:
-    flat, _ = jax.tree_util.tree_flatten_with_path(jax.tree_util.tree_unflatten(treedef, range(treedef.num_leaves)))
-    return [jax.tree_util.keystr(path) for path, _ in flat]
-
-
 class NStepTransitionAdder(ReverbAdder):
     """Writes n-step transitions (Sutton & Barto, 2018, ch. 7) to Reverb, one per environment step.
 
@@ -94,8 +89,8 @@ class NStepTransitionAdder(ReverbAdder):
     discount broadcast together, in every window, the one-step windows at the episode end included; the total
     discount has the discount's structure and shapes. Sums are taken in float64 and stored as float32.
 
-    Every step is checked before it is written (`ReverbAdder`); the reward and discount structures and shapes
-    are fixed by the first step and checked against the table's signature then.
+    Every step is checked before it is written (`ReverbAdder`) against the table's signature: a step's
+    discount must have the item discount's spec and its reward the item reward's (a single number fills either).
 
     Storage: one complete writer row per step (one `append`, the writer's dominant cost). Row t holds o_t, the
     action a_{t-1} and extras_{t-1} that led to it and, in two extra columns, the reward and discount of the
@@ -141,7 +136,6 @@ class NStepTransitionAdder(ReverbAdder):
         self._gamma = float(discount)
         self._history = None
         self._layout = None  # RewardLayout, fixed by the first step's reward and discount
-        self._item_specs = {}  # the table signature's reward and discount (what the layout must produce)
         self._clear()
 
     def _clear(self):
@@ -151,40 +145,45 @@ class NStepTransitionAdder(ReverbAdder):
         self._discounts = collections.deque(maxlen=self._n)
 
     def _row_specs(self, signature):
+        """With a table signature, a step's discount has the item discount's spec, and its reward the item
+        reward's (a single number fills it, e.g. a scalar reward against a discount of shape [2])."""
         if signature is None:
             return {}
         source = self._table_source()
-        field = lambda name: self._signature_field(signature, name, source)  # noqa: E731
-        self._item_specs = {name: FieldSpec.from_specs(name, field(name), source) for name in ("reward", "discount")}
-        return {name: FieldSpec.from_specs(name, field(name), source) for name in ("observation", "action", "extras")}
+        specs = {}
+        for name in ("observation", "action", "extras", "reward", "discount"):
+            kind = RealFieldSpec if name in ("reward", "discount") else FieldSpec
+            specs[name] = kind.from_specs(name, self._signature_field(signature, name, source), source)
+        reward, discount = specs["reward"], specs["discount"]
+        try:
+            self._layout = reward_layout(
+                reward.structure,
+                [s.shape for s in reward.leaves],
+                discount.structure,
+                [s.shape for s in discount.leaves],
+            )
+            if self._layout.reward_shapes != tuple(s.shape for s in reward.leaves):
+                raise ValueError(f"its reward shapes cannot hold n-step rewards of shapes {self._layout.reward_shapes}")
+            if any(s.dtype != np.float32 for s in reward.leaves + discount.leaves):
+                raise ValueError("its rewards and discounts are not all float32")
+        except ValueError as error:
+            raise ValueError(
+                f"{type(self).__name__}: {source} does not fit n-step transitions: {error}. Build the table with "
+                f"NStepTransitionAdder.signature(environment_spec, extras_spec)."
+            ) from None
+        return specs
 
     def _accept_learned(self, field, spec):
-        """Fixes the reward layout once both the reward and the discount are known, and checks it against the table."""
+        """Without a table signature: the first step's reward and discount fix the layout, if they combine."""
         if field != "discount":
             return
         reward = self._specs["reward"]
         try:
-            layout = reward_layout(
-                reward.treedef, [s.shape for s in reward.leaves], spec.treedef, [s.shape for s in spec.leaves]
+            self._layout = reward_layout(
+                reward.structure, [s.shape for s in reward.leaves], spec.structure, [s.shape for s in spec.leaves]
             )
         except ValueError as error:
             raise InvalidStepError(f"{self._context}: {error}") from None
-        produced = {
-            "reward": (_paths(layout.reward_treedef), layout.reward_shapes),
-            "discount": (_paths(layout.discount_treedef), layout.discount_shapes),
-        }
-        for name, table in self._item_specs.items():
-            paths, shapes = produced[name]
-            expected = (table.paths, tuple(s.shape for s in table.leaves))
-            if (paths, shapes) != expected or any(s.dtype != np.float32 for s in table.leaves):
-                raise InvalidStepError(
-                    f"{self._context}: rewards of shapes {[s.shape for s in reward.leaves]} and discounts of shapes "
-                    f"{[s.shape for s in spec.leaves]} make items whose {name} has leaves {paths} of shapes "
-                    f"{list(shapes)} (float32), but {table.source} has {name} leaves {table.paths} of shapes "
-                    f"{[s.shape for s in table.leaves]} ({[s.dtype.name for s in table.leaves]}). Build the table "
-                    f"with NStepTransitionAdder.signature(environment_spec) from the environment's own specs."
-                )
-        self._layout = layout
 
     def _begin(self, observation):
         self._writer.append({"observation": observation})

@@ -11,10 +11,11 @@ Conversions, the only ones made (documented on the adders):
   casting: int32 -> int64, uint8 -> float32, ...), or a Python bool/int/float that the dtype holds exactly
   (3 -> int32, 0.5 -> float32; not 3.0 -> int32), is cast. Anything else is an `InvalidStepError`.
 * reward, discount: any real number (bool, int, float, of any width) is accepted and stored as float32; it must
-  be finite (a NaN or infinite reward or discount is an `InvalidStepError`).
+  be finite (a NaN or infinite reward or discount is an `InvalidStepError`). A single number (shape ()) fills
+  an array or nested field: `dm_env.termination` and `truncation` give a scalar discount whatever the spec.
 
-Shapes are never broadcast here: a leaf has exactly the expected shape (a `None` dimension in a table signature
-matches any size). The per-step cost is a few attribute checks per leaf when the step already has the expected
+Otherwise shapes are never broadcast here: a leaf has exactly the expected shape (a `None` dimension in a table
+signature matches any size). The per-step cost is a few attribute checks per leaf when the step already has the expected
 dtypes (the check that matters for throughput, see benchmarks/replay_throughput.py).
 """
 
@@ -80,16 +81,21 @@ def _python_scalar_fits(value, dtype: np.dtype) -> bool:
 class FieldSpec:
     """The expected structure and per-leaf shape/dtype of one field of a step, and how to check a value against it.
 
-    `source` says where the expectation came from (for error messages). `treedef` is the exact tree structure
-    accepted: from the first value whose key paths equal the expected ones (a table signature decodes namedtuples
-    into classes of its own, so structures are first compared by their key paths, then by identity).
+    `source` says where the expectation came from (for error messages). `structure` is the tree structure of
+    where the expectation came from (a tree of specs, or the first value), for building trees of the field's
+    leaves; `treedef` is the exact structure accepted from steps: that of the first value whose key paths equal
+    the expected ones (a table signature decodes namedtuples into classes of its own, so structures are first
+    compared by their key paths, then by identity).
     """
 
-    def __init__(self, field: str, paths: Sequence[str], leaves: Sequence[LeafSpec], source: str, treedef=None):
+    def __init__(
+        self, field: str, paths: Sequence[str], leaves: Sequence[LeafSpec], source: str, structure, treedef=None
+    ):
         self.field = field
         self.paths = list(paths)
         self.leaves = list(leaves)
         self.source = source
+        self.structure = structure
         self.treedef = treedef
         self.is_leaf = self.paths == [""]
         only = self.leaves[0] if self.is_leaf else None
@@ -100,8 +106,9 @@ class FieldSpec:
     @classmethod
     def from_specs(cls, field: str, specs, source: str) -> "FieldSpec":
         """From a tree of tf.TensorSpecs (a table signature) or dm_env specs."""
-        flat, _ = jax.tree_util.tree_flatten_with_path(specs)
-        return cls(field, [jax.tree_util.keystr(path) for path, _ in flat], [leaf_spec_of(s) for _, s in flat], source)
+        flat, structure = jax.tree_util.tree_flatten_with_path(specs)
+        paths = [jax.tree_util.keystr(path) for path, _ in flat]
+        return cls(field, paths, [leaf_spec_of(s) for _, s in flat], source, structure)
 
     @classmethod
     def from_value(cls, field: str, value, source: str, *, any_real: bool = False) -> "FieldSpec":
@@ -111,12 +118,12 @@ class FieldSpec:
         for _, leaf in flat:
             array = np.asarray(leaf)
             leaves.append(LeafSpec(array.shape, np.dtype(np.float32) if any_real else array.dtype))
-        return cls(field, [jax.tree_util.keystr(path) for path, _ in flat], leaves, source, treedef)
+        return cls(field, [jax.tree_util.keystr(path) for path, _ in flat], leaves, source, treedef, treedef)
 
     def strip_time(self) -> "FieldSpec":
         """The spec of one row of a [T, ...] item signature."""
         leaves = [LeafSpec(None if s.shape is None else s.shape[1:], s.dtype) for s in self.leaves]
-        return type(self)(self.field, self.paths, leaves, self.source)
+        return type(self)(self.field, self.paths, leaves, self.source, self.structure)
 
     # Checking.
 
@@ -208,7 +215,10 @@ class RealFieldSpec(FieldSpec):
                 if number - number == 0.0:  # finite: inf - inf and nan - nan are nan
                     return [number]
             return [self._real(value, self.leaves[0], "", where)]
-        leaves = self.flatten(value, where)
+        if not isinstance(value, (dict, list, tuple)) and value is not None and np.ndim(value) == 0:
+            leaves = [value] * len(self.leaves)  # one number for every leaf, e.g. dm_env.termination's discount 0.0
+        else:
+            leaves = self.flatten(value, where)
         return [self._real(leaf, spec, path, where) for leaf, spec, path in zip(leaves, self.leaves, self.paths)]
 
     def _real(self, leaf, spec: LeafSpec, path: str, where: str):
@@ -224,8 +234,10 @@ class RealFieldSpec(FieldSpec):
             raise error(f"It is not convertible to a NumPy array ({exception}).") from exception
         if array.dtype.kind not in "biuf":
             raise error(f"{self.field.capitalize()}s must be real numbers.")
-        if not _shape_matches(array.shape, spec.shape):
-            raise error("Shapes are never broadcast: pass the expected shape.")
+        if array.shape == () and spec.shape is not None and None not in spec.shape:
+            array = np.full(spec.shape, array, np.float64)  # a single number fills the leaf
+        elif not _shape_matches(array.shape, spec.shape):
+            raise error("Only a single number is broadcast: pass the expected shape.")
         array = array.astype(np.float64)
         if not np.isfinite(array).all():
             raise error(f"It is not finite ({array.tolist()}): a NaN or infinite {self.field} would poison learning.")
