@@ -97,7 +97,7 @@ def nstep(client, table, n=3, gamma=0.5, **kwargs):
 def test_scalar_reward_with_pair_discount_writes_broadcast_rewards_at_the_episode_tail(tables):
     adder = nstep(tables, "scalar_reward_pair_discount")
     adder.add_first(dm_env.restart(obs(0)))
-    adder.add(np.int32(0), dm_env.transition(1.0, obs(1), np.array([1.0, 0.5], F32)))
+    adder.add(np.int32(0), dm_env.transition(1.0, obs(1), [1.0, 0.5]))  # a list of numbers for the array
     adder.add(np.int32(1), dm_env.termination(2.0, obs(2)))  # dm_env's scalar 0.0 fills the discount's [2]
     items = read(tables, "scalar_reward_pair_discount")
     assert [item.reward.tolist() for item in items] == [[1 + 0.5 * 2, 1 + 0.5 * 0.5 * 2], [2.0, 2.0]]
@@ -147,9 +147,17 @@ def test_padding_of_the_wrong_shape_names_the_field(tables):
     adder = EpisodeAdder(client=tables, table_names="episode_padded", max_sequence_length=5,
                          padding_fn=lambda shape, dtype: np.zeros((3,), dtype))
     adder.add_first(dm_env.restart(obs(0)))
-    with pytest.raises(ValueError, match=r"padding_fn\(\(\), dtype\('int32'\)\) returned shape \(3,\) for action, "
+    with pytest.raises(ValueError, match=r"padding_fn\(\(\), dtype\('int32'\)\) for action returned shape \(3,\), "
                        r"which does not broadcast to \(\)"):
         adder.add(np.int32(0), dm_env.termination(1.0, obs(1)), {"logp": F32(0)})
+    with pytest.raises(ValueError, match="before add_first"):  # the episode was dropped
+        adder.add(np.int32(1), dm_env.termination(1.0, obs(2)), {"logp": F32(0)})
+    failing = EpisodeAdder(client=tables, table_names="episode_padded", max_sequence_length=5,
+                           padding_fn=lambda shape, dtype: np.zeros(shape, dtype) - np.zeros(shape, dtype))
+    failing.add_first(dm_env.restart(obs(0)))
+    with pytest.raises(ValueError, match=r"padding_fn\(\(\), dtype\('bool'\)\) for start_of_episode failed: "):
+        failing.add(np.int32(0), dm_env.termination(1.0, obs(1)), {"logp": F32(0)})  # numpy has no bool subtract
+    assert read(tables, "episode_padded") == []
 
 
 # Issue 14, case 3: nested discounts are supported.
@@ -288,13 +296,18 @@ def test_lossless_casts_are_made_and_lossy_ones_refused(tables):
     observation = {"image": np.zeros((2, 2), np.uint8), "count": np.int32(3)}  # uint8 -> float32, int32 -> int64
     adder.add_first(dm_env.restart(observation))
     adder.add(5, dm_env.transition(np.float64(0.25), {"image": np.ones((2, 2), np.int16), "count": 4}))  # Python int
-    adder.add(np.int16(6), dm_env.termination(True, {"image": np.ones((2, 2), F32), "count": np.uint8(5)}))
-    first, second = read(tables, "casts")
+    adder.add(np.int16(6), dm_env.transition(True, {"image": np.ones((2, 2), F32), "count": np.uint8(5)}))
+    adder.add(np.array(7), dm_env.termination(np.float16(0.5), {"image": np.ones((2, 2), F32), "count": 6}))  # int64 7
+    first, second, third = read(tables, "casts")
     assert first.observation["image"].dtype == F32 and first.observation["count"].dtype == np.int64
     assert int(first.action) == 5 and float(first.reward) == 0.25 and float(second.reward) == 1.0
+    assert int(third.action) == 7 and float(third.reward) == 0.5
     adder.add_first(dm_env.restart(observation))
     with pytest.raises(InvalidStepError, match=r"observation\['count'\] has a Python float \(4.0\).*int64 exactly"):
         adder.add(np.int32(0), dm_env.transition(0.0, {"image": np.ones((2, 2), F32), "count": 4.0}))
     adder.add_first(dm_env.restart(observation))
     with pytest.raises(InvalidStepError, match=r"action has shape \(\) and dtype int64.*expects .* dtype int32"):
-        adder.add(np.int64(1), dm_env.transition(0.0, observation))
+        adder.add(np.int64(2**40), dm_env.transition(0.0, observation))
+    adder.add_first(dm_env.restart(observation))
+    with pytest.raises(InvalidStepError, match=r"observation\['image'\] has shape \(2, 2\) and dtype float64.*lossless"):
+        adder.add(np.int32(0), dm_env.transition(0.0, {"image": np.ones((2, 2)), "count": 4}))

@@ -17,13 +17,16 @@ def _padding(padding_fn: PaddingFn, field: str, zeros):
     when s is ()); a shape that does not broadcast is a ValueError naming the field."""
 
     def pad(path, zero):
-        value = np.asarray(padding_fn(zero.shape, zero.dtype)).astype(zero.dtype)
+        call = f"padding_fn{(zero.shape, zero.dtype)} for {field}{jax.tree_util.keystr(path)}"
+        try:
+            value = np.asarray(padding_fn(zero.shape, zero.dtype)).astype(zero.dtype)
+        except Exception as error:  # noqa: BLE001 - the user's function: name where it failed
+            raise ValueError(f"EpisodeAdder: {call} failed: {error!r}") from error
         try:
             return np.broadcast_to(value, zero.shape)
         except ValueError:
             raise ValueError(
-                f"EpisodeAdder: padding_fn{(zero.shape, zero.dtype)} returned shape {value.shape} for "
-                f"{field}{jax.tree_util.keystr(path)}, which does not broadcast to {zero.shape}."
+                f"EpisodeAdder: {call} returned shape {value.shape}, which does not broadcast to {zero.shape}."
             ) from None
 
     return jax.tree_util.tree_map_with_path(pad, zeros)
@@ -95,9 +98,13 @@ class EpisodeAdder(StepAdder):
     def _episode_ended(self):
         length = self._rows
         if self._padding_fn is not None and length < self._max_length:
-            padding = {
-                field: _padding(self._padding_fn, field, value) for field, value in self._zero_step.items()
-            }
+            try:
+                padding = {
+                    field: _padding(self._padding_fn, field, value) for field, value in self._zero_step.items()
+                }
+            except ValueError:
+                self.reset()  # the episode is dropped; the adder is ready for the next add_first
+                raise
             for _ in range(self._max_length - length):
                 self._writer.append(padding)
             length = self._max_length

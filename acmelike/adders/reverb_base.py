@@ -138,15 +138,16 @@ class ReverbAdder(Adder):
         self._in_episode = True
 
     def add(self, action: NestedArray, next_timestep: dm_env.TimeStep, extras: NestedArray = ()) -> None:
-        name = type(self).__name__
         if not self._in_episode:
             raise ValueError(
-                f"{name}.add was called before add_first: expected add_first(timestep) at the start of every "
+                f"{type(self).__name__}.add was called before add_first: expected add_first(timestep) at the start of every "
                 f"episode (also after a last timestep or a rejected step), but received add() with a timestep of "
                 f"step_type {next_timestep.step_type!r}."
             )
         if next_timestep.first():
-            raise ValueError(f"{name}.add expects a mid-episode or last timestep, but received a first timestep.")
+            raise ValueError(
+                f"{type(self).__name__}.add expects a mid-episode or last timestep, but received a first timestep."
+            )
         context = self._context
         context.method = "add"
         context.index += 1

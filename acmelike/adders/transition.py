@@ -75,8 +75,8 @@ class NStepTransitionAdder(ReverbAdder):
     m = min(n_step, steps left in the episode), the item for start step s is the Transition (no time axis):
 
         observation      = o_s                     action = a_s          extras = extras_s
-        reward           = sum_{k<m} gamma^k (prod_{j<k} d_{s+j}) r_{s+k}     float32, reward spec shape(s)
-        discount         = gamma^m prod_{k<m} d_{s+k}                          float32, discount spec shape
+        reward           = sum_{k<m} gamma^k (prod_{j<k} d_{s+j}) r_{s+k}     float32, r and d shapes broadcast
+        discount         = gamma^m prod_{k<m} d_{s+k}                          float32, discount spec shape(s)
         next_observation = o_{s+m}
 
     `discount` is the *total* discount, so a TD target is `reward + discount * v(next_observation)`. Windows are
@@ -91,6 +91,7 @@ class NStepTransitionAdder(ReverbAdder):
 
     Every step is checked before it is written (`ReverbAdder`) against the table's signature: a step's
     discount must have the item discount's spec and its reward the item reward's (a single number fills either).
+    Without a signature, the first step's reward and discount fix the layout.
 
     Storage: one complete writer row per step (one `append`, the writer's dominant cost). Row t holds o_t, the
     action a_{t-1} and extras_{t-1} that led to it and, in two extra columns, the reward and discount of the
@@ -135,7 +136,7 @@ class NStepTransitionAdder(ReverbAdder):
         self._n = n_step
         self._gamma = float(discount)
         self._history = None
-        self._layout = None  # RewardLayout, fixed by the first step's reward and discount
+        self._layout = None  # RewardLayout, fixed by the table's signature or the first step
         self._clear()
 
     def _clear(self):

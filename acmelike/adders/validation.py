@@ -8,15 +8,19 @@ first step is already checked), otherwise from the first step of the adder's fir
 Conversions, the only ones made (documented on the adders):
 
 * observation, action, extras: a leaf whose dtype converts to the expected one without loss (numpy "safe"
-  casting: int32 -> int64, uint8 -> float32, ...), or a Python bool/int/float that the dtype holds exactly
-  (3 -> int32, 0.5 -> float32; not 3.0 -> int32), is cast. Anything else is an `InvalidStepError`.
-* reward, discount: any real number (bool, int, float, of any width) is accepted and stored as float32; it must
-  be finite (a NaN or infinite reward or discount is an `InvalidStepError`). A single number (shape ()) fills
-  an array or nested field: `dm_env.termination` and `truncation` give a scalar discount whatever the spec.
+  casting: int32 -> int64, uint8 -> float32, ...), an integer or bool array whose values the dtype holds
+  exactly (an int64 action 3 for an int32 spec, as `np.array(3)` gives), or a Python bool/int/float that the
+  dtype holds exactly (3 -> int32, 0.5 -> float32; not 3.0 -> int32), is cast. Floats are never narrowed
+  (float64 -> float32 loses precision: convert observations with e.g. SinglePrecisionWrapper). Anything else is
+  an `InvalidStepError`.
+* reward, discount: any real number (bool, int, float, of any width; a list of numbers for an array) is accepted
+  and stored as float32; it must be finite (a NaN or infinite reward or discount is an `InvalidStepError`). A
+  single number (shape ()) fills an array or nested field: `dm_env.termination` and `truncation` give a scalar
+  discount whatever the spec.
 
 Otherwise shapes are never broadcast here: a leaf has exactly the expected shape (a `None` dimension in a table
-signature matches any size). The per-step cost is a few attribute checks per leaf when the step already has the expected
-dtypes (the check that matters for throughput, see benchmarks/replay_throughput.py).
+signature matches any size). A step whose leaves already have the expected dtypes and shapes costs a few
+attribute checks per leaf (about 3 us per step for the DQN item; benchmarks/replay_throughput.py measures it).
 """
 
 import math
@@ -99,9 +103,10 @@ class FieldSpec:
         self.treedef = treedef
         self.is_leaf = self.paths == [""]
         only = self.leaves[0] if self.is_leaf else None
-        # The fast path's constants: the value a step usually carries.
+        # The fast path's constants: the value a step usually carries (an array, or a NumPy scalar of shape ()).
         self._dtype = only.dtype if only else None
         self._shape = only.shape if only else None
+        self._scalar_type = only.dtype.type if only and only.shape == () else None
 
     @classmethod
     def from_specs(cls, field: str, specs, source: str) -> "FieldSpec":
@@ -149,17 +154,22 @@ class FieldSpec:
         A field expected to have no leaves (e.g. no extras) accepts any leafless value (`()`, `{}`, None) as `()`.
         """
         if not self.paths:
+            if value.__class__ is tuple and not value:
+                return value
             if jax.tree_util.tree_leaves(value):
                 raise InvalidStepError(
                     f"{where}: {self.field} has leaves {jax.tree_util.tree_structure(value)}, but {self.source} "
                     f"expects none. Build the table's signature with the {self.field} spec you pass."
                 )
             return ()
-        if self.is_leaf and not isinstance(value, (dict, list, tuple)) and value is not None:
-            if value.__class__ is np.ndarray or isinstance(value, np.generic):
-                if value.dtype is self._dtype and value.shape == self._shape:
-                    return value  # the common case: nothing to convert
-            return self._convert(value, self.leaves[0], "", where)
+        if self.is_leaf:
+            cls = value.__class__
+            if cls is self._scalar_type or (
+                cls is np.ndarray and value.dtype is self._dtype and value.shape == self._shape
+            ):
+                return value  # the common case: nothing to convert
+            if not isinstance(value, (dict, list, tuple)) and value is not None:
+                return self._convert(value, self.leaves[0], "", where)
         leaves = self.flatten(value, where)
         converted = None
         for i, (leaf, spec) in enumerate(zip(leaves, self.leaves)):
@@ -193,29 +203,36 @@ class FieldSpec:
             raise error("Shapes are never broadcast: pass the expected shape.")
         if array.dtype == spec.dtype:
             return array
-        if not np.can_cast(array.dtype, spec.dtype, casting="safe"):
-            raise error(
-                f"Only lossless casts are made (numpy 'safe' casting); convert it to {spec.dtype.name} yourself "
-                f"(e.g. with a wrapper such as SinglePrecisionWrapper)."
-            )
-        return array.astype(spec.dtype)
+        if np.can_cast(array.dtype, spec.dtype, casting="safe"):
+            return array.astype(spec.dtype)
+        if array.dtype.kind in "biu" and spec.dtype.kind in "biuf":
+            cast = array.astype(spec.dtype)
+            if np.array_equal(cast, array):  # every value survives the cast
+                return cast
+        raise error(
+            f"Only lossless casts are made (numpy 'safe' casting, or integers whose values fit); convert it to "
+            f"{spec.dtype.name} yourself (for observations e.g. with SinglePrecisionWrapper)."
+        )
 
 
 class RealFieldSpec(FieldSpec):
     """A reward or discount: any real number type is accepted, values must be finite.
 
-    `leaves(value, where)` returns the leaves in the expected order: Python floats for scalar leaves, float64
+    `leaves_of(value, where)` returns the leaves in the expected order: Python floats for scalar leaves, float64
     arrays otherwise (the adders' n-step sums are computed in float64 and stored as float32).
     """
 
     def leaves_of(self, value, where: str) -> List[Any]:
-        if self.is_leaf and not isinstance(value, (dict, list, tuple)) and value is not None:
-            if self._shape == () and value.__class__ in _REAL_SCALARS:
+        if self.is_leaf:
+            if value.__class__ in _REAL_SCALARS and self._shape == ():
                 number = float(value)
                 if number - number == 0.0:  # finite: inf - inf and nan - nan are nan
                     return [number]
-            return [self._real(value, self.leaves[0], "", where)]
-        if not isinstance(value, (dict, list, tuple)) and value is not None and np.ndim(value) == 0:
+            if not isinstance(value, (dict, list, tuple)) and value is not None:
+                return [self._real(value, self.leaves[0], "", where)]
+        if self.is_leaf and isinstance(value, (list, tuple)):
+            leaves = [np.asarray(value)]  # a list of numbers for an array reward or discount
+        elif not isinstance(value, (dict, list, tuple)) and value is not None and np.ndim(value) == 0:
             leaves = [value] * len(self.leaves)  # one number for every leaf, e.g. dm_env.termination's discount 0.0
         else:
             leaves = self.flatten(value, where)
