@@ -325,7 +325,7 @@ def test_episode_adder_contents_padding_and_too_long(replay):
     adder = EpisodeAdder(client=client, table_names="q", max_sequence_length=4)
     run_episode(adder, 2, episode=0, with_extras=True)
     run_episode(adder, 3, episode=1, end="truncation", with_extras=True)
-    with pytest.raises(ValueError, match="max_sequence_length=4"):
+    with pytest.raises(InvalidStepError, match=r"EpisodeAdder.add \(step 4 of the episode.*max_sequence_length=4"):
         run_episode(adder, 4, episode=2, with_extras=True)  # 5 rows
     run_episode(adder, 1, episode=3, with_extras=True)  # the adder recovers after the error
     assert step_items(client) == [episode_rows(2, 0), episode_rows(3, 1, end="truncation"), episode_rows(1, 3)]

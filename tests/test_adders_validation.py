@@ -5,7 +5,10 @@ and the step index, before anything of it is appended; the items written before 
 and the adder is ready for the next episode. One in-process server for the module; each test clears its tables.
 """
 
+from typing import NamedTuple
+
 import dm_env
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from dm_env import specs
@@ -43,6 +46,24 @@ OLD_STYLE = Transition(  # what NStepTransitionAdder.signature built before issu
     reward=tf.TensorSpec((), tf.float32), discount=tf.TensorSpec((2,), tf.float32),
     next_observation=tf.TensorSpec((2,), tf.float32), extras=(),
 )
+class Camera(NamedTuple):
+    image: specs.Array
+    on: specs.Array
+
+
+# Specs that are unusual but valid: a namedtuple observation with uint8 and bool leaves, a tuple action, array
+# rewards against a scalar discount, float64 observations.
+UNUSUAL_ENV = env(specs.Array((2,), F32), SCALAR,
+                  observations=Camera(specs.Array((2, 2), np.uint8), specs.Array((), bool)),
+                  actions=(specs.DiscreteArray(3), specs.BoundedArray((2,), F32, -1.0, 1.0)))
+UNUSUAL_EXTRAS = {"state": {"h": PAIR}, "step": specs.Array((), np.int64)}
+FLOAT64_ENV = env(SCALAR, SCALAR, observations=specs.Array((), np.float64))
+UNUSUAL = {
+    "nstep": lambda spec, extras: NStepTransitionAdder.signature(spec, extras),
+    "sequence": lambda spec, extras: SequenceAdder.signature(spec, extras, 3),
+    "truncate": lambda spec, extras: SequenceAdder.signature(spec, extras),
+    "episode": lambda spec, extras: EpisodeAdder.signature(spec, extras, 6),
+}
 SIGNATURES = {
     "nstep": NStepTransitionAdder.signature(ENV, EXTRAS),
     "sequence": SequenceAdder.signature(ENV, EXTRAS, sequence_length=2),
@@ -56,6 +77,8 @@ SIGNATURES = {
     "casts": NStepTransitionAdder.signature(CAST_ENV),
     "old_style": OLD_STYLE,
     "unsigned": None,
+    **{f"unusual_{kind}": make(UNUSUAL_ENV, UNUSUAL_EXTRAS) for kind, make in UNUSUAL.items()},
+    **{f"float64_{kind}": make(FLOAT64_ENV, ()) for kind, make in UNUSUAL.items()},
 }
 
 
@@ -311,3 +334,72 @@ def test_lossless_casts_are_made_and_lossy_ones_refused(tables):
     adder.add_first(dm_env.restart(observation))
     with pytest.raises(InvalidStepError, match=r"observation\['image'\] has shape \(2, 2\) and dtype float64.*lossless"):
         adder.add(np.int32(0), dm_env.transition(0.0, {"image": np.ones((2, 2)), "count": 4}))
+
+
+# Unusual but valid: none of these may raise.
+
+
+def unusual_adder(kind, client, table):
+    if kind == "nstep":
+        return nstep(client, table, n=4, gamma=0.9, max_in_flight_items=0)
+    if kind == "episode":
+        return EpisodeAdder(client=client, table_names=[table], max_sequence_length=6, padding_fn=np.zeros)
+    behavior = EndBehavior.TRUNCATE if kind == "truncate" else EndBehavior.WRITE
+    return SequenceAdder(client=client, table_names=(table,), sequence_length=3, period=2,
+                         end_of_episode_behavior=behavior, priority_fns={table: lambda step: 2.0})
+
+
+def camera(t):  # alternately numpy, Python and JAX values
+    if t % 3 == 0:
+        return Camera(np.full((2, 2), t, np.uint8), np.bool_(t % 2))
+    if t % 3 == 1:
+        return Camera(jnp.full((2, 2), t, jnp.uint8), bool(t % 2))
+    return Camera(np.full((2, 2), t, np.uint8), np.asarray(t % 2 == 1))
+
+
+def unusual_action(t):
+    return (t % 3 if t % 2 else np.array(t % 3), jnp.asarray([0.5, -0.5]) if t % 2 else np.zeros(2, F32))
+
+
+def unusual_extras(t):
+    return {"state": {"h": np.full(2, t, F32)}, "step": t if t % 2 else np.int32(t)}
+
+
+@pytest.mark.parametrize("kind", sorted(UNUSUAL))
+def test_unusual_but_valid_steps_are_written(tables, kind):
+    table = f"unusual_{kind}"
+    adder = unusual_adder(kind, tables, table)
+    rewards = [np.array([1.0, 2.0]), [0.5, 0.5], jnp.ones(2), np.zeros(2, np.float16), (1, 2)]
+    for length in (1, 2, 5):  # 1, shorter than n and the sequence length, longer than both
+        adder.add_first(dm_env.restart(camera(0)))
+        for t in range(length):
+            reward, discount = rewards[t % len(rewards)], [1, 1.0, np.float64(0.5), np.int64(1), np.array(1.0)][t]
+            if t == length - 1:
+                step = dm_env.termination(reward, camera(t + 1)) if length != 2 else dm_env.truncation(
+                    reward, camera(t + 1), discount)
+            else:
+                step = dm_env.transition(reward, camera(t + 1), discount)
+            adder.add(unusual_action(t), step, unusual_extras(t))
+    adder.add_first(dm_env.restart(camera(0)))  # add_first twice, reset mid-episode: nothing breaks
+    adder.add_first(dm_env.restart(camera(0)))
+    adder.add(unusual_action(0), dm_env.transition(np.ones(2), camera(1)), unusual_extras(0))
+    adder.reset()
+    adder.close()
+    items = read(tables, table)
+    assert items and all(item.observation.image.dtype == np.uint8 for item in items)
+    again = unusual_adder(kind, tables, table)  # a new adder on the same table
+    again.add_first(dm_env.restart(camera(0)))
+    again.add(unusual_action(0), dm_env.termination(np.ones(2), camera(1)), unusual_extras(0))
+    assert read(tables, table)
+
+
+@pytest.mark.parametrize("kind", sorted(UNUSUAL))
+def test_python_floats_and_empty_extras_for_float64_scalar_observations(tables, kind):
+    table = f"float64_{kind}"
+    adder = unusual_adder(kind, tables, table)
+    for extras in ((), {}, None):
+        adder.add_first(dm_env.restart(0.5))
+        adder.add(np.int32(1), dm_env.transition(1, np.float32(1.5)), extras)  # float32 -> float64 is lossless
+        adder.add(1, dm_env.termination(np.int64(2), np.float64(2.5)), extras)
+    items = read(tables, table)
+    assert items and all(np.asarray(item.observation).dtype == np.float64 for item in items)

@@ -6,6 +6,7 @@ import jax
 import numpy as np
 
 from acmelike.adders.reverb_base import PriorityFns, StepAdder, step_signature
+from acmelike.adders.validation import InvalidStepError
 from acmelike.types import NestedSpec, Step
 
 PaddingFn = Callable[[tuple, object], object]  # (shape, dtype) -> array, e.g. numpy.zeros
@@ -41,7 +42,7 @@ class EpisodeAdder(StepAdder):
     fields are `padding_fn(shape, dtype)`, cast to the field's dtype (and broadcast to its shape); without it
     items have length T + 1 (variable).
 
-    An episode with more than `max_sequence_length` rows raises a ValueError on the `add` that exceeds it;
+    An episode with more than `max_sequence_length` rows raises an InvalidStepError on the `add` that exceeds it;
     that episode is dropped and the adder is ready for the next `add_first`. The item is written (and flushed)
     when the episode ends; a partial episode (`reset`, or `add_first` before the last timestep) writes nothing.
     """
@@ -85,8 +86,8 @@ class EpisodeAdder(StepAdder):
         rows = self._rows + (2 if last else 1)  # a last timestep also adds the final row
         if rows > self._max_length:
             self.reset()
-            raise ValueError(
-                f"EpisodeAdder: the episode has more than max_sequence_length={self._max_length} rows (one per "
+            raise InvalidStepError(
+                f"{self._context}: the episode has more than max_sequence_length={self._max_length} rows (one per "
                 f"action plus the final observation): this add would make {rows}. The episode was dropped; raise "
                 f"max_sequence_length or limit the episode length (e.g. a step-limit wrapper)."
             )

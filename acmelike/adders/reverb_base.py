@@ -1,7 +1,8 @@
 """What the Reverb adders share: the episode guard, step validation, priorities, prompt flushing, `Step` writing.
 
-Reverb itself is never imported here: the `TrajectoryWriter` comes from the client the caller passes in, and
-TensorFlow is imported only inside the `signature` helpers (see DESIGN.md, "lazy, honest imports").
+Importing this module imports neither Reverb nor TensorFlow: the `TrajectoryWriter` and the table signatures
+come from the client the caller passes in, `reverb.errors` is imported when a call to the server needs it, and
+TensorFlow only inside the `signature` helpers (see DESIGN.md, "lazy, honest imports").
 """
 
 import threading
@@ -54,6 +55,7 @@ class AdderInterrupted(RuntimeError):
 
 # Blocking calls to the server wait in slices this long, checking for `interrupt()` in between.
 _WAIT_SLICE_MS = 200
+_SERVER_INFO_WAIT_S = 1  # server_info takes whole seconds
 
 LEARNED = "the first step of this adder's first episode (the table has no signature)"
 
@@ -218,7 +220,7 @@ class ReverbAdder(Adder):
             if self._interrupted.is_set():
                 raise AdderInterrupted(f"{type(self).__name__} was interrupted while waiting for the replay server.")
             try:
-                tables = server_info(timeout=max(1, _WAIT_SLICE_MS // 1000))
+                tables = server_info(timeout=_SERVER_INFO_WAIT_S)
                 break
             except errors.DeadlineExceededError:
                 continue
