@@ -16,7 +16,7 @@ from stack import require
 
 reverb = require("reverb")
 
-from acmelike.adders import EndBehavior, EpisodeAdder, NStepTransitionAdder, SequenceAdder
+from acmelike.adders import EndBehavior, EpisodeAdder, InvalidStepError, NStepTransitionAdder, SequenceAdder
 from acmelike.specs import EnvironmentSpec
 
 ENV_SPEC = EnvironmentSpec(
@@ -325,7 +325,7 @@ def test_episode_adder_contents_padding_and_too_long(replay):
     adder = EpisodeAdder(client=client, table_names="q", max_sequence_length=4)
     run_episode(adder, 2, episode=0, with_extras=True)
     run_episode(adder, 3, episode=1, end="truncation", with_extras=True)
-    with pytest.raises(ValueError, match="max_sequence_length=4"):
+    with pytest.raises(InvalidStepError, match=r"EpisodeAdder.add \(step 4 of the episode.*max_sequence_length=4"):
         run_episode(adder, 4, episode=2, with_extras=True)  # 5 rows
     run_episode(adder, 1, episode=3, with_extras=True)  # the adder recovers after the error
     assert step_items(client) == [episode_rows(2, 0), episode_rows(3, 1, end="truncation"), episode_rows(1, 3)]
@@ -354,11 +354,14 @@ def test_errors_add_before_add_first_and_extras_change(replay):
             adder.add(action(0), dm_env.transition(1.0, obs(1)))
         adder.add_first(dm_env.restart(obs(0)))
         adder.add(action(0), dm_env.transition(1.0, obs(1)), extras_at(0))
-        with pytest.raises(ValueError, match="structure of extras changed: expected"):
+        with pytest.raises(InvalidStepError, match=r"add \(step 2 of the episode.*extras has structure"):
             adder.add(action(1), dm_env.transition(1.0, obs(2)), ())
-        adder.add(action(1), dm_env.termination(1.0, obs(2)), extras_at(1))
+        with pytest.raises(ValueError, match="before add_first"):  # the rejected step ended the episode
+            adder.add(action(1), dm_env.termination(1.0, obs(2)), extras_at(1))
+        adder.add_first(dm_env.restart(obs(0)))
+        adder.add(action(0), dm_env.termination(1.0, obs(1)), extras_at(0))
         with pytest.raises(ValueError, match="before add_first"):  # after the last timestep
-            adder.add(action(2), dm_env.transition(1.0, obs(3)), extras_at(2))
+            adder.add(action(1), dm_env.transition(1.0, obs(2)), extras_at(1))
         assert table_size(client) > 0  # the episode itself was written
     with pytest.raises(ValueError, match="not in table_names"):
         NStepTransitionAdder(client=client, table_names="q", n_step=1, discount=0.9, priority_fns={"x": None})

@@ -1,13 +1,15 @@
 """Adders: pass what an actor observes to replay.
 
-`Adder` is the protocol; the Reverb adders (`NStepTransitionAdder`, `SequenceAdder`, `EpisodeAdder`) write
+`Adder` is the interface; the Reverb adders (`NStepTransitionAdder`, `SequenceAdder`, `EpisodeAdder`) write
 through a `reverb.Client`'s TrajectoryWriter. They are imported lazily, so `import acmelike.adders` does not
-import Reverb or TensorFlow.
+import Reverb or TensorFlow. A step they cannot write raises `InvalidStepError` (a ValueError) before anything of
+it is written.
 """
 
 import importlib
 
 from acmelike.adders.base import Adder
+from acmelike.adders.validation import InvalidStepError
 
 _LAZY = {
     "NStepTransitionAdder": "acmelike.adders.transition",
@@ -23,4 +25,4 @@ def __getattr__(name):
     raise AttributeError(f"module 'acmelike.adders' has no attribute {name!r}")
 
 
-__all__ = ["Adder", *_LAZY]
+__all__ = ["Adder", "InvalidStepError", *_LAZY]

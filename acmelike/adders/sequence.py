@@ -3,7 +3,7 @@
 import enum
 from typing import Optional, Sequence, Union
 
-from acmelike.adders._writer import PriorityFns, StepAdder, step_signature
+from acmelike.adders.reverb_base import PriorityFns, StepAdder, step_signature
 from acmelike.types import NestedSpec, Step
 
 

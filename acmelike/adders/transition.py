@@ -1,17 +1,14 @@
 """NStepTransitionAdder: one n-step `Transition` item per environment step."""
 
 import collections
-from typing import Sequence, Union
+from typing import NamedTuple, Sequence, Tuple, Union
 
 import jax
 import numpy as np
 
-from acmelike.adders._writer import PriorityFns, ReverbAdder, as_float32, tensor_spec
+from acmelike.adders.reverb_base import PriorityFns, ReverbAdder, tensor_spec
+from acmelike.adders.validation import FieldSpec, InvalidStepError, RealFieldSpec
 from acmelike.types import NestedSpec, Transition
-
-
-# Reward/discount types summed as Python floats (float64); anything else (arrays, nests) goes through NumPy.
-_SCALARS = frozenset({float, int, np.float16, np.float32, np.float64, np.int32, np.int64})
 
 
 def _at(column_nest, index):
@@ -21,6 +18,56 @@ def _at(column_nest, index):
     return column_nest[index]
 
 
+class RewardLayout(NamedTuple):
+    """How per-step rewards and discounts combine into an item's n-step reward and total discount.
+
+    `pairs[p]` = (reward leaf, discount leaf) of the item's reward leaf p; its shape is `reward_shapes[p]`, the
+    two leaves' shapes broadcast together. The item's reward has `reward_treedef`, its discount the step
+    discount's own structure and shapes.
+    """
+
+    pairs: Tuple[Tuple[int, int], ...]
+    reward_shapes: Tuple[Tuple[int, ...], ...]
+    reward_treedef: object
+    discount_treedef: object
+    discount_shapes: Tuple[Tuple[int, ...], ...]
+
+    @property
+    def scalar(self) -> bool:
+        """One scalar reward and one scalar discount per step: the common case, summed as Python floats."""
+        return self.pairs == ((0, 0),) and self.reward_shapes == ((),) and self.discount_shapes == ((),)
+
+
+def reward_layout(reward_treedef, reward_shapes, discount_treedef, discount_shapes) -> RewardLayout:
+    """The layout of rewards and discounts with these structures and leaf shapes, or a ValueError.
+
+    A single discount array applies to every reward leaf; a nested discount needs either the reward's structure
+    (one discount per reward leaf, e.g. one per objective) or a single reward array (which then yields one n-step
+    reward per discount leaf). Shapes broadcast by NumPy's rules.
+    """
+    if jax.tree_util.treedef_is_leaf(discount_treedef):
+        pairs, treedef = tuple((i, 0) for i in range(len(reward_shapes))), reward_treedef
+    elif jax.tree_util.treedef_is_leaf(reward_treedef):
+        pairs, treedef = tuple((0, j) for j in range(len(discount_shapes))), discount_treedef
+    elif reward_treedef == discount_treedef:
+        pairs, treedef = tuple((i, i) for i in range(len(reward_shapes))), reward_treedef
+    else:
+        raise ValueError(
+            f"a nested discount must have the reward's structure (or the reward must be a single array), but the "
+            f"reward has structure {reward_treedef} and the discount {discount_treedef}."
+        )
+    shapes = []
+    for i, j in pairs:
+        try:
+            shapes.append(tuple(np.broadcast_shapes(tuple(reward_shapes[i]), tuple(discount_shapes[j]))))
+        except ValueError:
+            raise ValueError(
+                f"a reward of shape {tuple(reward_shapes[i])} does not broadcast against its discount of shape "
+                f"{tuple(discount_shapes[j])}."
+            ) from None
+    return RewardLayout(pairs, tuple(shapes), treedef, discount_treedef, tuple(map(tuple, discount_shapes)))
+
+
 class NStepTransitionAdder(ReverbAdder):
     """Writes n-step transitions (Sutton & Barto, 2018, ch. 7) to Reverb, one per environment step.
 
@@ -28,14 +75,23 @@ class NStepTransitionAdder(ReverbAdder):
     m = min(n_step, steps left in the episode), the item for start step s is the Transition (no time axis):
 
         observation      = o_s                     action = a_s          extras = extras_s
-        reward           = sum_{k<m} gamma^k (prod_{j<k} d_{s+j}) r_{s+k}     float32, reward spec shape(s)
-        discount         = gamma^m prod_{k<m} d_{s+k}                          float32, discount spec shape
+        reward           = sum_{k<m} gamma^k (prod_{j<k} d_{s+j}) r_{s+k}     float32, r and d shapes broadcast
+        discount         = gamma^m prod_{k<m} d_{s+k}                          float32, discount spec shape(s)
         next_observation = o_{s+m}
 
     `discount` is the *total* discount, so a TD target is `reward + discount * v(next_observation)`. Windows are
     shorter than n only at the episode end: a termination (d = 0) gives discount 0, a truncation (dm_env
     discount 1 on the last step) gives gamma^m * prod(d). Episodes shorter than n give shorter windows only.
-    Rewards may be nested (one n-step return per leaf); the discount is one array, broadcast against them.
+
+    Rewards and discounts may be arrays and nests (`reward_layout`): a single discount array applies to every
+    reward leaf; a nested discount has the reward's structure (one discount per reward leaf), or the reward is
+    a single array (one n-step reward per discount leaf). Each n-step reward has the shape of its reward and
+    discount broadcast together, in every window, the one-step windows at the episode end included; the total
+    discount has the discount's structure and shapes. Sums are taken in float64 and stored as float32.
+
+    Every step is checked before it is written (`ReverbAdder`) against the table's signature: a step's
+    discount must have the item discount's spec and its reward the item reward's (a single number fills either).
+    Without a signature, the first step's reward and discount fix the layout.
 
     Storage: one complete writer row per step (one `append`, the writer's dominant cost). Row t holds o_t, the
     action a_{t-1} and extras_{t-1} that led to it and, in two extra columns, the reward and discount of the
@@ -62,8 +118,9 @@ class NStepTransitionAdder(ReverbAdder):
         priority_fns: table name -> callable(Transition of numpy arrays) -> float; priority 1.0 where absent.
         max_in_flight_items: items allowed to wait unconfirmed by the server after each add. 0 makes every
             item sampleable before `add` returns, but forces a chunk and a server round trip per step (about
-            half the throughput of 5 on the 2-core machine). None never flushes mid-episode: items arrive as the
-            writer's chunks fill (about 10% faster again, with no bound on the delay).
+            half the throughput of 5, measured with benchmarks/replay_throughput.py). None never flushes
+            mid-episode: items arrive as the writer's chunks fill (about 10% faster again, with no bound on the
+            delay).
         """
         if n_step < 1:
             raise ValueError(f"NStepTransitionAdder: n_step must be >= 1, got {n_step}.")
@@ -79,37 +136,83 @@ class NStepTransitionAdder(ReverbAdder):
         self._n = n_step
         self._gamma = float(discount)
         self._history = None
+        self._layout = None  # RewardLayout, fixed by the table's signature or the first step
         self._clear()
 
     def _clear(self):
         self._t = 0  # index of the row holding the latest observation
         self._first_open = 0  # first start step whose transition is not written yet
-        self._rewards = collections.deque(maxlen=self._n)  # r_t and d_t of the last n steps, as float64
+        self._rewards = collections.deque(maxlen=self._n)  # leaves of r_t and d_t of the last n steps (float64)
         self._discounts = collections.deque(maxlen=self._n)
 
-    def _begin(self, timestep):
-        self._writer.append({"observation": timestep.observation})
+    def _row_specs(self, signature):
+        """With a table signature, a step's discount has the item discount's spec, and its reward the item
+        reward's (a single number fills it, e.g. a scalar reward against a discount of shape [2])."""
+        if signature is None:
+            return {}
+        source = self._table_source()
+        specs = {}
+        for name in ("observation", "action", "extras", "reward", "discount"):
+            kind = RealFieldSpec if name in ("reward", "discount") else FieldSpec
+            specs[name] = kind.from_specs(name, self._signature_field(signature, name, source), source)
+        reward, discount = specs["reward"], specs["discount"]
+        try:
+            self._layout = reward_layout(
+                reward.structure,
+                [s.shape for s in reward.leaves],
+                discount.structure,
+                [s.shape for s in discount.leaves],
+            )
+            if self._layout.reward_shapes != tuple(s.shape for s in reward.leaves):
+                raise ValueError(f"its reward shapes cannot hold n-step rewards of shapes {self._layout.reward_shapes}")
+            if any(s.dtype != np.float32 for s in reward.leaves + discount.leaves):
+                raise ValueError("its rewards and discounts are not all float32")
+        except ValueError as error:
+            raise ValueError(
+                f"{type(self).__name__}: {source} does not fit n-step transitions: {error}. Build the table with "
+                f"NStepTransitionAdder.signature(environment_spec, extras_spec)."
+            ) from None
+        return specs
+
+    def _accept_learned(self, field, spec):
+        """Without a table signature: the first step's reward and discount fix the layout, if they combine."""
+        if field != "discount":
+            return
+        reward = self._specs["reward"]
+        try:
+            self._layout = reward_layout(
+                reward.structure, [s.shape for s in reward.leaves], spec.structure, [s.shape for s in spec.leaves]
+            )
+        except ValueError as error:
+            raise InvalidStepError(f"{self._context}: {error}") from None
+
+    def _begin(self, observation):
+        self._writer.append({"observation": observation})
 
     def _window(self, start: int):
         """Reward and total discount of the window from `start` to the latest observation (at most n steps)."""
         offset = self._t - start  # window length m
         rewards = list(self._rewards)[-offset:]
         discounts = list(self._discounts)[-offset:]
-        gamma = self._gamma
-        if all(type(r) is float for r in rewards) and all(type(d) is float for d in discounts):
-            # Scalar rewards and discounts (the common case): Python floats are float64, as below.
+        gamma, layout = self._gamma, self._layout
+        if layout.scalar:
             total, weight = 0.0, 1.0
-            for r, d in zip(rewards, discounts):
+            for (r,), (d,) in zip(rewards, discounts):
                 total += weight * r
                 weight = weight * gamma * d  # the same association as below
             return {"n_step_reward": np.float32(total), "n_step_discount": np.float32(weight)}
-        weights = [np.float64(1.0)]
-        for discount in discounts:
-            weights.append(weights[-1] * gamma * discount)
-        total_reward = jax.tree_util.tree_map(
-            lambda *rs: sum(weight * r for weight, r in zip(weights, rs)), *rewards  # rewards may be nested
-        )
-        return {"n_step_reward": as_float32(total_reward), "n_step_discount": as_float32(weights[-1])}
+        # Weights start as ones of each discount's shape, so that every total, a one-step window's included, has
+        # the broadcast shape of its reward and discount (the item's signature).
+        weights = [np.ones(shape) for shape in layout.discount_shapes]
+        totals = [0.0] * len(layout.pairs)
+        for reward_leaves, discount_leaves in zip(rewards, discounts):
+            for p, (i, j) in enumerate(layout.pairs):
+                totals[p] = totals[p] + weights[j] * reward_leaves[i]
+            weights = [weight * gamma * d for weight, d in zip(weights, discount_leaves)]
+        return {
+            "n_step_reward": _float32_tree(layout.reward_treedef, totals),
+            "n_step_discount": _float32_tree(layout.discount_treedef, weights),
+        }
 
     def _history_view(self):
         """`writer.history`, kept once every column exists (after the first row with the n-step columns).
@@ -131,25 +234,21 @@ class NStepTransitionAdder(ReverbAdder):
             observation=_at(history["observation"], start),
             action=_at(history["action"], start + 1),
             reward=_at(history["n_step_reward"], -1),
-            discount=history["n_step_discount"][-1],
+            discount=_at(history["n_step_discount"], -1),
             next_observation=_at(history["observation"], self._t),
             extras=_at(history.get("extras", ()), start + 1),
         )
         self._create_items(trajectory)
         self._first_open = start + 1
 
-    def _step(self, action, next_timestep, extras):
-        reward, discount = next_timestep.reward, next_timestep.discount
-        if type(reward) in _SCALARS:
-            self._rewards.append(float(reward))
-        else:
-            self._rewards.append(jax.tree_util.tree_map(lambda r: np.asarray(r, np.float64), reward))
-        self._discounts.append(float(discount) if type(discount) in _SCALARS else np.asarray(discount, np.float64))
+    def _step(self, action, observation, rewards, discounts, extras, last):
+        self._rewards.append(rewards)
+        self._discounts.append(discounts)
         self._t += 1
         start = self._t - self._n  # the start whose full n-step window this step completes
         # A flat row: reverb flattens every appended nest in Python, so each level of nesting costs per step.
-        row = {"observation": next_timestep.observation, "action": action}
-        if not (type(extras) is tuple and not extras):  # no column for empty extras
+        row = {"observation": observation, "action": action}
+        if not (type(extras) is tuple and not extras):  # no column for empty extras (checked: () when none)
             row["extras"] = extras
         if start >= 0:
             row.update(self._window(start))
@@ -157,7 +256,7 @@ class NStepTransitionAdder(ReverbAdder):
         writer.append(row)  # row t, complete
         if start >= 0:
             self._write_transition(self._history_view(), start)
-        if next_timestep.last():
+        if last:
             # Windows cut short by the episode end; each gets its reward/discount in a row of its own after the
             # final observation's row. None of them reference more than n + 1 rows back.
             for start in range(self._first_open, self._t):
@@ -168,15 +267,35 @@ class NStepTransitionAdder(ReverbAdder):
 
     @staticmethod
     def signature(environment_spec, extras_spec: NestedSpec = ()) -> Transition:
-        """The tf.TensorSpec tree of one item: a Transition without time axis; reward and discount float32."""
+        """The tf.TensorSpec tree of one item: a Transition without time axis; reward and discount float32.
+
+        The reward has the structure and broadcast shapes of `reward_layout` (e.g. a scalar reward with a
+        discount of shape [2] gives rewards of shape [2]); the discount keeps the discount spec's structure.
+        """
         import tensorflow as tf  # lazy: importing acmelike.adders must not import TensorFlow
 
+        rewards, reward_treedef = jax.tree_util.tree_flatten(environment_spec.rewards)
+        discounts, discount_treedef = jax.tree_util.tree_flatten(environment_spec.discounts)
+        try:
+            layout = reward_layout(
+                reward_treedef, [s.shape for s in rewards], discount_treedef, [s.shape for s in discounts]
+            )
+        except ValueError as error:
+            raise ValueError(f"NStepTransitionAdder.signature: {error}") from None
         observation = jax.tree_util.tree_map(tensor_spec, environment_spec.observations)
         return Transition(
             observation=observation,
             action=jax.tree_util.tree_map(tensor_spec, environment_spec.actions),
-            reward=jax.tree_util.tree_map(lambda spec: tensor_spec(spec, tf.float32), environment_spec.rewards),
-            discount=tensor_spec(environment_spec.discounts, tf.float32),
+            reward=jax.tree_util.tree_unflatten(
+                layout.reward_treedef, [tf.TensorSpec(shape, tf.float32) for shape in layout.reward_shapes]
+            ),
+            discount=jax.tree_util.tree_unflatten(
+                discount_treedef, [tf.TensorSpec(shape, tf.float32) for shape in layout.discount_shapes]
+            ),
             next_observation=observation,
             extras=jax.tree_util.tree_map(tensor_spec, extras_spec),
         )
+
+
+def _float32_tree(treedef, leaves):
+    return jax.tree_util.tree_unflatten(treedef, [np.asarray(leaf, np.float32) for leaf in leaves])
