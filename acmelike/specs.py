@@ -104,8 +104,8 @@ def continuous_action_bounds(spec: EnvironmentSpec, *, agent: str) -> ActionBoun
     if not np.issubdtype(actions.dtype, np.floating) or len(actions.shape) != 1:
         raise ValueError(
             f"{agent} needs a flat floating-point action vector (a BoundedArray of shape (A,)), but the environment's "
-            f"action spec is {actions!r}. Flatten the actions (e.g. gymnasium.wrappers.FlattenObservation's action "
-            f"counterpart) or use an environment with a 1-d Box action space."
+            f"action spec is {actions!r}. Use an environment with a 1-d Box action space (reshape a multi-dimensional "
+            f"Box in a wrapper)."
         )
     minimum = np.broadcast_to(np.asarray(actions.minimum), actions.shape)
     maximum = np.broadcast_to(np.asarray(actions.maximum), actions.shape)

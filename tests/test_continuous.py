@@ -102,6 +102,20 @@ def test_discrete_agent_given_box_actions_fails_naming_agent_and_spec(agent, nam
     assert name in str(error.value) and "BoundedArray" in str(error.value)
 
 
+@pytest.mark.parametrize(
+    "agent, environment, kind", [("dqn", "Pendulum-v1", "continuous"), ("sac", "CartPole-v1", "discrete")]
+)
+def test_the_command_line_names_the_agents_that_fit_the_environment(agent, environment, kind):
+    from launch.registry import agents_for_action_space, make_experiment_config
+
+    with pytest.raises(ValueError) as error:
+        make_experiment_config(agent=agent, environment=environment, max_num_actor_steps=1)
+    message = str(error.value)
+    assert agent.upper() in message and "BoundedArray" in message and "DiscreteArray" in message
+    assert f"Agents for {kind} actions: {', '.join(agents_for_action_space(kind))}." in message
+    assert {"sac", "td3", "d4pg"} <= set(agents_for_action_space("continuous"))
+
+
 def test_to_bounds_stays_inside_for_extreme_inputs_and_inverts_to_unit():
     spec = _spec(specs.BoundedArray((3,), np.float64, [-0.7, 0.1, -2.0], [0.1, 0.3, 2.0]))
     bounds = continuous_action_bounds(spec, agent="SAC")
