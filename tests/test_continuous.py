@@ -15,6 +15,7 @@ from acmelike.losses import (
     categorical_projection,
     categorical_td_loss,
     clipped_double_q_target,
+    critic_regression_loss,
     deterministic_policy_gradient_loss,
     sac_temperature_loss,
 )
@@ -347,3 +348,11 @@ def test_d4pg_support_comes_from_the_config():
         d4pg.D4PGConfig(v_min=0.0, v_max=-5.0)
     _, _, networks = _small(d4pg, num_atoms=7, v_min=-3.0, v_max=3.0)
     np.testing.assert_allclose(networks.support, [-3, -2, -1, 0, 1, 2, 3])
+
+
+def test_critic_regression_loss_sums_the_critics_mean_squared_errors():
+    q_tm1 = jnp.array([[1.0, 2.0], [0.0, 4.0]])
+    target = jnp.array([2.0, 2.0])
+    np.testing.assert_allclose(critic_regression_loss(q_tm1, target), 0.5 * (0.5 + 0.0) + 0.5 * (2.0 + 2.0))
+    weighted = critic_regression_loss(q_tm1, target, importance_weights=jnp.array([0.0, 1.0]))
+    np.testing.assert_allclose(weighted, 0.5 * (0.0 + 0.0) + 0.5 * (0.0 + 2.0))

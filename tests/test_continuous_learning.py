@@ -58,7 +58,9 @@ def test_sac_learns_pendulum_as_a_local_mp_program_with_two_actors(tmp_path):
     budget = 20_000
     launcher = CommandLine(
         "--agent", "sac", "--env", "Pendulum-v1", "--launch", "local_mp", "--actors", 2, "--steps", budget,
-        "--eval-every", 2_000, "--stop-at-return", TARGET, "--progress-seconds", 60, run_dir=tmp_path,
+        "--eval-every", 2_000, "--stop-at-return", TARGET, "--progress-seconds", 60,
+        # Across processes a parameter fetch is a copy through the courier: once per learner step is enough.
+        "--config", "variable_update_period=8", run_dir=tmp_path,
     )
     assert launcher.wait(timeout=600) == 0, launcher.output[-5000:]
     summary = json.loads(launcher.output.strip().splitlines()[-1])

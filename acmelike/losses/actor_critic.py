@@ -1,6 +1,6 @@
 """Losses of off-policy actor-critic agents with continuous actions (SAC, TD3, D4PG's actor)."""
 
-from typing import Optional, Tuple
+from typing import Optional
 
 import chex
 import jax
@@ -36,7 +36,7 @@ def clipped_double_q_target(
 
 def critic_regression_loss(
     q_tm1: jax.Array, target: jax.Array, importance_weights: Optional[jax.Array] = None
-) -> Tuple[jax.Array, jax.Array]:
+) -> jax.Array:
     """Each of N critics regressed onto one target: sum_i mean_b w_b 0.5 (q_tm1[i, b] - target_b)^2.
 
     Args:
@@ -45,14 +45,13 @@ def critic_regression_loss(
       importance_weights: optional [B] prioritized-replay corrections.
 
     Returns:
-      (scalar loss, [B] TD errors of the first critic, for priorities).
+      the scalar loss.
     """
     chex.assert_rank([q_tm1, target], [2, 1])
-    td_error = jax.lax.stop_gradient(target)[None] - q_tm1
-    per_example = 0.5 * jnp.square(td_error)
+    per_example = 0.5 * jnp.square(jax.lax.stop_gradient(target)[None] - q_tm1)
     if importance_weights is not None:
         per_example = per_example * importance_weights[None]
-    return jnp.sum(jnp.mean(per_example, axis=1)), td_error[0]
+    return jnp.sum(jnp.mean(per_example, axis=1))
 
 
 def sac_actor_loss(q: jax.Array, log_prob: jax.Array, alpha: jax.Array) -> jax.Array:

@@ -85,8 +85,7 @@ def make_update_step(networks: SACNetworks, config: SACConfig):
             entropy_t=-alpha * next_log_prob,
         )
         q_tm1 = networks.critic.apply(critic_params, transitions.observation, to_unit(transitions.action, bounds))
-        loss, _ = critic_regression_loss(q_tm1, target)
-        return loss, jnp.mean(q_tm1)
+        return critic_regression_loss(q_tm1, target), jnp.mean(q_tm1)
 
     def policy_loss_fn(policy_params, critic_params, alpha, observations, key):
         actions, log_prob = sample_actions(policy_params, observations, key)

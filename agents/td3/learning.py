@@ -74,8 +74,7 @@ def make_update_step(networks: TD3Networks, config: TD3Config):
             transitions.reward.astype(jnp.float32), transitions.discount.astype(jnp.float32), q_t
         )
         q_tm1 = networks.critic.apply(critic_params, transitions.observation, to_unit(transitions.action, bounds))
-        loss, _ = critic_regression_loss(q_tm1, target)
-        return loss, jnp.mean(q_tm1)
+        return critic_regression_loss(q_tm1, target), jnp.mean(q_tm1)
 
     def policy_loss_fn(policy_params, critic_params, observations):
         actions = networks.policy.apply(policy_params, observations)
