@@ -53,3 +53,72 @@ def zeros_like(spec: NestedSpec):
     import jax
 
     return jax.tree_util.tree_map(lambda s: np.zeros(s.shape, s.dtype), spec)
+
+
+class ActionBounds(NamedTuple):
+    """Per-dimension float32 bounds of a continuous action, each inside the environment's own bounds.
+
+    `minimum`/`maximum` are `[A]` float32 arrays; every float32 value in `[minimum, maximum]` passes the
+    environment's bounds check whatever dtype it is converted to (see `continuous_action_bounds`).
+    """
+
+    minimum: np.ndarray
+    maximum: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return int(self.minimum.shape[0])
+
+
+def _float32_inside(bound: np.ndarray, exact: bool, toward: float) -> np.ndarray:
+    """The float32 bound nearest `bound` on its inner side (`toward` = +inf for a minimum, -inf for a maximum).
+
+    An exact bound (float64 or wider) is rounded inward only where float32 rounding crossed it. A float32 bound
+    may itself be a rounding of a float64 bound we no longer see (SinglePrecisionWrapper), so it moves one float32
+    step inward: a float32 rounding is within half a step of the original, so one step lands inside it.
+    """
+    single = bound.astype(np.float32)
+    if exact:
+        crossed = single < bound if toward > 0 else single > bound
+        return np.where(crossed, np.nextafter(single, np.float32(toward)), single).astype(np.float32)
+    return np.nextafter(single, np.float32(toward)).astype(np.float32)
+
+
+def continuous_action_bounds(spec: EnvironmentSpec, *, agent: str) -> ActionBounds:
+    """The bounds of a flat, bounded, floating-point action spec, or a ValueError naming agent and spec.
+
+    Actions are computed in float32. So that rounding never takes an action outside the environment's bounds
+    (the gymnasium adapter rejects it), the bounds are moved inward to float32 values that lie inside them; at
+    most one float32 step (about 1e-7 relative) is lost at each end.
+
+    Infinite bounds are an error: squashed and clipped policies need a finite box. Give the environment finite
+    bounds (e.g. gymnasium.wrappers.ClipAction, or RescaleAction to [-1, 1]).
+    """
+    actions = spec.actions
+    fix = "Use an agent for discrete actions, or an environment with Box actions."
+    if isinstance(actions, specs.DiscreteArray) or not isinstance(actions, specs.BoundedArray):
+        raise ValueError(
+            f"{agent} needs a continuous action space (dm_env.specs.BoundedArray of floats), but the environment's "
+            f"action spec is {actions!r}. {fix}"
+        )
+    if not np.issubdtype(actions.dtype, np.floating) or len(actions.shape) != 1:
+        raise ValueError(
+            f"{agent} needs a flat floating-point action vector (a BoundedArray of shape (A,)), but the environment's "
+            f"action spec is {actions!r}. Use an environment with a 1-d Box action space (reshape a multi-dimensional "
+            f"Box in a wrapper)."
+        )
+    minimum = np.broadcast_to(np.asarray(actions.minimum), actions.shape)
+    maximum = np.broadcast_to(np.asarray(actions.maximum), actions.shape)
+    if not (np.all(np.isfinite(minimum)) and np.all(np.isfinite(maximum))):
+        raise ValueError(
+            f"{agent} needs finite action bounds, but the environment's action spec is {actions!r} (minimum "
+            f"{minimum}, maximum {maximum}). Bound the actions, e.g. with gymnasium.wrappers.ClipAction or "
+            f"RescaleAction(env, -1.0, 1.0)."
+        )
+    if not np.all(minimum < maximum):
+        raise ValueError(f"{agent} needs minimum < maximum in every action dimension; the action spec is {actions!r}.")
+    exact = np.dtype(actions.dtype).itemsize > 4
+    return ActionBounds(
+        minimum=_float32_inside(minimum.astype(np.float64), exact, np.inf),
+        maximum=_float32_inside(maximum.astype(np.float64), exact, -np.inf),
+    )

@@ -1,9 +1,11 @@
-"""Learner throughput: SGD updates/s of the DQN and PPO update steps inside `SGDLearner`, against a bare jitted loop.
+"""Learner throughput: SGD updates/s of the DQN, PPO and SAC update steps inside `SGDLearner`, against a bare jitted loop.
 
 Both sides run the same jitted update (`scan_update_steps(update_step, K)`) on the same synthetic batch, already
 on the device JAX picks (CPU here, a GPU where one is visible). The bare loop only dispatches and blocks at the
 end; the learner shell also pulls from an iterator, checks the loss for NaN, counts and logs. The ratio
 learner / bare is the shell's cost (goal: >= 0.95). Compile time is measured separately from run time.
+SAC (batch 256, 256x256 policy and twin critics, three optimisers in one TrainingState) runs on a Pendulum-like
+spec (3-d observations, one action in [-2, 2]) with its default number of SGD steps fused per learner step.
 
     python benchmarks/learner_throughput.py [--quick] [--out benchmarks/results]
 """
@@ -39,7 +41,7 @@ def dqn_case(spec, rng):
     from agents.dqn import DQNConfig, learning, make_networks
 
     config = DQNConfig()
-    networks = make_networks(spec, hidden_sizes=config.hidden_sizes)
+    networks = make_networks(spec, config)
     n = config.batch_size * config.num_sgd_steps_per_step
     obs = spec.observations.shape
     batch = ReplaySample(
@@ -61,7 +63,7 @@ def ppo_case(spec, rng):
     from agents.ppo import PPOConfig, learning, make_networks
 
     config = PPOConfig()
-    networks = make_networks(spec, hidden_sizes=config.hidden_sizes)
+    networks = make_networks(spec, config)
     b, t = config.batch_size, config.unroll_length + 1
     obs = spec.observations.shape
     starts = np.zeros((b, t), bool)
@@ -83,7 +85,39 @@ def ppo_case(spec, rng):
     return learning.make_update_step(networks, config), state, batch, 1, sgd_steps, shape
 
 
-def measure(name, case, calls: int, repeats: int):
+def pendulum_like_spec() -> EnvironmentSpec:
+    return EnvironmentSpec(
+        observations=specs.Array((3,), np.float32, "observation"),
+        actions=specs.BoundedArray((1,), np.float32, -2.0, 2.0, "action"),
+        rewards=specs.Array((), np.float32, "reward"),
+        discounts=specs.BoundedArray((), np.float32, 0.0, 1.0, "discount"),
+    )
+
+
+def sac_case(spec, rng):
+    from agents.sac import SACConfig, learning, make_networks
+
+    config = SACConfig()
+    networks = make_networks(spec, config)
+    n = config.batch_size * config.num_sgd_steps_per_step
+    obs, actions = spec.observations.shape, spec.actions.shape
+    batch = ReplaySample(
+        info=SampleInfo(np.arange(n, dtype=np.uint64), np.full(n, 1.0 / n), np.full(n, n)),
+        data=Transition(
+            observation=rng.normal(size=(n,) + obs).astype(np.float32),
+            action=rng.uniform(spec.actions.minimum, spec.actions.maximum, (n,) + actions).astype(np.float32),
+            reward=rng.normal(size=n).astype(np.float32),
+            discount=np.full(n, 0.99, np.float32),
+            next_observation=rng.normal(size=(n,) + obs).astype(np.float32),
+        ),
+    )
+    state = learning.init_training_state(networks, config, jax.random.PRNGKey(0))
+    shape = (f"{config.num_sgd_steps_per_step} x [{config.batch_size}] transitions, obs {obs}, "
+             f"MLPs {config.policy_hidden_sizes}")
+    return learning.make_update_step(networks, config), state, batch, config.num_sgd_steps_per_step, 1, shape
+
+
+def measure(name, case, calls: int, repeats: int, loss_keys=("loss",)):
     update_step, state, batch, scan_steps, inner_sgd_steps, shape = case
     batch = jax.device_put(batch)
     sgd_per_call = scan_steps * inner_sgd_steps
@@ -104,8 +138,9 @@ def measure(name, case, calls: int, repeats: int):
         state=state,
         update_step=update_step,
         iterator=itertools.repeat(batch),
-        variables={"policy": lambda s: s.params},
+        variables={},
         num_sgd_steps_per_step=scan_steps,
+        loss_keys=loss_keys,
     )
     learner.step()  # compile the learner's own jit outside the timing
 
@@ -134,6 +169,12 @@ def measure(name, case, calls: int, repeats: int):
     }
 
 
+def sac_loss_keys():
+    from agents.sac.learning import LOSS_KEYS
+
+    return LOSS_KEYS
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer calls and repeats")
@@ -148,6 +189,7 @@ def main(argv=None):
     results = [
         measure("dqn", dqn_case(spec, rng), calls, repeats),
         measure("ppo", ppo_case(spec, rng), max(calls // 5, 10), repeats),
+        measure("sac", sac_case(pendulum_like_spec(), rng), max(calls // 5, 10), repeats, sac_loss_keys()),
     ]
     device = jax.devices()[0]
     payload = {

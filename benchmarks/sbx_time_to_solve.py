@@ -1,11 +1,14 @@
-"""SBX (the JAX Stable-Baselines) DQN or PPO on CartPole-v1 until the last 20 training episodes average >= 475.
+"""SBX (the JAX Stable-Baselines) DQN or PPO on CartPole-v1 until the last 20 training episodes average >= 475,
+or SAC on Pendulum-v1 until the last 10 average >= -250.
 
 Runs in the benchmark venv (.venv-bench, Python 3.11: sbx-rl, torch CPU, latest JAX), one (agent, seed) per
-process so every run pays its own JIT compilation, as ours do. Hyperparameters are rl-baselines3-zoo's for
-CartPole-v1 (hyperparams/dqn.yml and ppo.yml; see benchmarks/README.md). `total_timesteps` is the zoo's
+process so every run pays its own JIT compilation, as ours do. Hyperparameters are rl-baselines3-zoo's
+(hyperparams/dqn.yml, ppo.yml and sac.yml; see benchmarks/README.md). `total_timesteps` is the zoo's
 `n_timesteps` except for DQN, whose zoo budget (5e4) ends before the 475 average is reached (the zoo's
 "Almost Tuned"): it gets the same 1e5 cap as ours, with `exploration_fraction` halved (0.16 -> 0.08) so epsilon
-still decays over the zoo's 8,000 steps. Training stops early once solved. Prints one JSON line.
+still decays over the zoo's 8,000 steps. SAC on Pendulum-v1 is the zoo's entry as it stands: 2e4 steps,
+learning rate 1e-3, every other setting SBX's SAC default (batch 256, 256x256 networks, one gradient step per
+environment step from step 100 on, automatic entropy). Training stops early once solved. Prints one JSON line.
 
     .venv-bench/bin/python benchmarks/sbx_time_to_solve.py --agent dqn --seed 0
 """
@@ -22,7 +25,12 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from benchmarks.common import CompileMeter, machine_info, package_versions  # noqa: E402
 
-THRESHOLD, WINDOW = 475.0, 20
+# The task each agent is timed on: environment, threshold on the average of the last `window` training returns.
+TASKS = {
+    "dqn": dict(env="CartPole-v1", threshold=475.0, window=20),
+    "ppo": dict(env="CartPole-v1", threshold=475.0, window=20),
+    "sac": dict(env="Pendulum-v1", threshold=-250.0, window=10),
+}
 
 
 def linear(initial: float):
@@ -30,7 +38,7 @@ def linear(initial: float):
     return lambda progress_remaining: progress_remaining * initial
 
 
-# rl-baselines3-zoo hyperparams for CartPole-v1 ("Almost Tuned" DQN, "Tuned" PPO).
+# rl-baselines3-zoo hyperparams: CartPole-v1 ("Almost Tuned" DQN, "Tuned" PPO), Pendulum-v1 (SAC).
 ZOO = {
     "dqn": dict(
         n_envs=1,
@@ -63,6 +71,7 @@ ZOO = {
             clip_range=linear(0.2),
         ),
     ),
+    "sac": dict(n_envs=1, n_timesteps=20_000, kwargs=dict(learning_rate=1e-3)),
 }
 
 
@@ -73,7 +82,8 @@ def run(agent: str, seed: int) -> dict:
 
     import sbx
 
-    zoo = ZOO[agent]
+    zoo, task = ZOO[agent], TASKS[agent]
+    threshold, window = task["threshold"], task["window"]
     meter = CompileMeter.install()
 
     class StopAtAverageReturn(BaseCallback):
@@ -81,7 +91,7 @@ def run(agent: str, seed: int) -> dict:
 
         def __init__(self):
             super().__init__()
-            self.returns = collections.deque(maxlen=WINDOW)
+            self.returns = collections.deque(maxlen=window)
             self.episodes = 0
             self.steps_to_threshold = None
             self.seconds_to_threshold = None
@@ -94,7 +104,7 @@ def run(agent: str, seed: int) -> dict:
                 if "episode" in info:
                     self.returns.append(float(info["episode"]["r"]))
                     self.episodes += 1
-            if len(self.returns) == WINDOW and sum(self.returns) / WINDOW >= THRESHOLD:
+            if len(self.returns) == window and sum(self.returns) / window >= threshold:
                 self.steps_to_threshold = int(self.num_timesteps)
                 self.seconds_to_threshold = time.perf_counter() - start
                 return False
@@ -102,11 +112,11 @@ def run(agent: str, seed: int) -> dict:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        env = make_vec_env("CartPole-v1", n_envs=zoo["n_envs"], seed=seed)
+        env = make_vec_env(task["env"], n_envs=zoo["n_envs"], seed=seed)
         callback = StopAtAverageReturn()
         start = time.perf_counter()
         meter.reset()
-        algorithm = {"dqn": sbx.DQN, "ppo": sbx.PPO}[agent]
+        algorithm = {"dqn": sbx.DQN, "ppo": sbx.PPO, "sac": sbx.SAC}[agent]
         model = algorithm("MlpPolicy", env, seed=seed, verbose=0, **zoo["kwargs"])
         model.learn(total_timesteps=zoo["n_timesteps"], callback=callback)
         wall = time.perf_counter() - start
@@ -116,8 +126,13 @@ def run(agent: str, seed: int) -> dict:
         "agent": agent,
         "seed": seed,
         "solved": callback.steps_to_threshold is not None,
-        "steps_to_475": callback.steps_to_threshold,
-        "seconds_to_475": None if callback.seconds_to_threshold is None else round(callback.seconds_to_threshold, 2),
+        "env": task["env"],
+        "threshold": threshold,
+        "window": window,
+        "steps_to_threshold": callback.steps_to_threshold,
+        "seconds_to_threshold": (
+            None if callback.seconds_to_threshold is None else round(callback.seconds_to_threshold, 2)
+        ),
         "env_steps": int(model.num_timesteps),
         "wall_seconds": round(wall, 2),
         "compile_seconds": round(meter.seconds, 2),
@@ -125,7 +140,7 @@ def run(agent: str, seed: int) -> dict:
         "seconds_to_first_env_step": (
             None if callback.first_step_seconds is None else round(callback.first_step_seconds, 2)
         ),
-        "average_return_last_20": round(sum(returns) / len(returns), 1) if returns else None,
+        "average_return_last_window": round(sum(returns) / len(returns), 1) if returns else None,
         "episodes": callback.episodes,
         "max_env_steps": zoo["n_timesteps"],
         "n_envs": zoo["n_envs"],

@@ -1,14 +1,15 @@
-"""Time to solve CartPole-v1 (the last 20 training episodes average >= 475): our DQN and PPO against SBX's.
+"""Time to solve: our DQN and PPO on CartPole-v1 (the last 20 training episodes average >= 475), and our SAC on
+Pendulum-v1 (the last 10 average >= -250), against SBX's.
 
 Every (library, agent, seed) runs in a fresh process, so each pays its own imports and JIT compilation, and the
 two libraries alternate seed by seed on the same machine. Wall time counts from just before the agent is built
 (ours: `launch.run_single_process`; SBX: the model's constructor) until training stops at the threshold;
 JAX's own compile time inside it is reported separately (its monitoring events), as is the run time without it.
 
-Ours: `launch.make_experiment_config(agent, "CartPole-v1", stop_at_average_return=475)` with the agents'
-default configs. SBX: `benchmarks/sbx_time_to_solve.py` in the benchmark venv with rl-baselines3-zoo's
-hyperparameters. A run that does not reach 475 within its step cap counts as unsolved (infinite time and steps
-in the median). Goals: median wall time <= 0.5x SBX's, median env steps <= SBX's.
+Ours: `launch.make_experiment_config(agent, env, stop_at_average_return=threshold, return_window=window)` with
+the agents' default configs. SBX: `benchmarks/sbx_time_to_solve.py` in the benchmark venv with rl-baselines3-zoo's
+hyperparameters, the same task (`sbx_time_to_solve.TASKS`). A run that does not reach the threshold within its
+step cap counts as unsolved (infinite time and steps in the median). Goals: median wall time <= 0.5x SBX's, median env steps <= SBX's.
 
     python benchmarks/time_to_solve.py [--quick] [--seeds 0 1 2] [--sbx-python .venv-bench/bin/python] [--out DIR]
 """
@@ -26,10 +27,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from benchmarks.common import CompileMeter, finish, header, print_rows, result_row, write_json  # noqa: E402
+from benchmarks.sbx_time_to_solve import TASKS  # noqa: E402
 
-THRESHOLD = 475.0
-OUR_STEP_CAP = {"dqn": 100_000, "ppo": 200_000}
-AGENTS = ("dqn", "ppo")
+OUR_STEP_CAP = {"dqn": 100_000, "ppo": 200_000, "sac": 20_000}
+AGENTS = ("dqn", "ppo", "sac")
 WALL_GOAL, STEPS_GOAL = 0.5, 1.0
 
 
@@ -37,12 +38,15 @@ def ours_worker(agent: str, seed: int) -> dict:
     import launch
 
     meter = CompileMeter.install()
+    task = TASKS[agent]
     config = launch.make_experiment_config(
         agent=agent,
-        environment="CartPole-v1",
+        environment=task["env"],
         max_num_actor_steps=OUR_STEP_CAP[agent],
         seed=seed,
-        stop_at_average_return=THRESHOLD,
+        stop_at_average_return=task["threshold"],
+        target_return=task["threshold"],
+        return_window=task["window"],
         progress_period_s=1e9,
     )
     meter.reset()
@@ -53,13 +57,17 @@ def ours_worker(agent: str, seed: int) -> dict:
         "library": "acmelike",
         "agent": agent,
         "seed": seed,
-        "solved": summary["steps_to_threshold"] is not None,  # CartPole-v1's reward_threshold, 475
-        "steps_to_475": summary["steps_to_threshold"],
+        "solved": summary["steps_to_threshold"] is not None
+        and summary[f"average_return_last_{task['window']}"] >= task["threshold"],
+        "env": task["env"],
+        "threshold": task["threshold"],
+        "window": task["window"],
+        "steps_to_threshold": summary["steps_to_threshold"],
         "env_steps": summary["env_steps"],
         "wall_seconds": round(wall, 2),
         "compile_seconds": round(meter.seconds, 2),
         "num_compilations": meter.count,
-        "average_return_last_20": summary["average_return_last_20"],
+        "average_return_last_window": summary[f"average_return_last_{task['window']}"],
         "episodes": summary["episodes"],
         "learner_steps": summary["learner_steps"],
         "max_env_steps": OUR_STEP_CAP[agent],
@@ -89,7 +97,7 @@ def summarize(runs):
         "runs": len(runs),
         "solved": len(solved),
         "median_wall_seconds": finite(median_or_inf(runs, "wall_seconds")),
-        "median_steps_to_475": finite(median_or_inf(runs, "steps_to_475")),
+        "median_steps_to_threshold": finite(median_or_inf(runs, "steps_to_threshold")),
         "median_compile_seconds": (
             round(statistics.median(r["compile_seconds"] for r in runs), 2)
             if runs and all("compile_seconds" in r for r in runs)
@@ -109,16 +117,17 @@ def make_rows(runs, agents, num_seeds: int, problem):
             summarize(runs[("sbx", agent)]) if problem is None else None
         )
         summaries[agent] = {"acmelike": ours, "sbx": theirs}
+        env = TASKS[agent]["env"]
         note = problem or f"solved: ours {ours['solved']}/{ours['runs']}, SBX {theirs['solved']}/{theirs['runs']}"
         for key, title, unit, goal in (
             (
                 "median_wall_seconds",
-                f"Time to solve CartPole-v1, {agent.upper()} "
+                f"Time to solve {env}, {agent.upper()} "
                 f"(median of {num_seeds} seed{'s' if num_seeds > 1 else ''})",
                 "wall s",
                 WALL_GOAL,
             ),
-            ("median_steps_to_475", f"Env steps to solve CartPole-v1, {agent.upper()}", "env steps", STEPS_GOAL),
+            ("median_steps_to_threshold", f"Env steps to solve {env}, {agent.upper()}", "env steps", STEPS_GOAL),
         ):
             row_note = note
             if theirs is not None and theirs[key] is None and theirs["runs"] and ours[key] is not None:
@@ -205,8 +214,7 @@ def main(argv=None):
 
     rows, summaries = make_rows(runs, args.agents, len(seeds), problem)
     payload.update(
-        threshold=THRESHOLD,
-        window=20,
+        tasks={agent: TASKS[agent] for agent in args.agents},
         our_step_caps=OUR_STEP_CAP,
         sbx_available=problem is None,
         sbx_problem=problem,
@@ -224,8 +232,8 @@ def _brief(run: dict) -> str:
     if "error" in run:
         return f"ERROR {run['error'][:300]}"
     return (
-        f"solved={run['solved']} steps_to_475={run['steps_to_475']} wall={run['wall_seconds']} s "
-        f"(compile {run['compile_seconds']} s) avg20={run['average_return_last_20']}"
+        f"solved={run['solved']} steps_to_threshold={run['steps_to_threshold']} wall={run['wall_seconds']} s "
+        f"(compile {run['compile_seconds']} s) average={run['average_return_last_window']}"
     )
 
 

@@ -18,6 +18,9 @@ from launch.experiment import ExperimentConfig
 AGENTS: Dict[str, str] = {
     "dqn": "agents.dqn",
     "ppo": "agents.ppo",
+    "sac": "agents.sac",
+    "td3": "agents.td3",
+    "d4pg": "agents.d4pg",
 }
 
 

@@ -1,7 +1,25 @@
 """Actors: an `ActorCore` (pure policy functions) run by a `GenericActor` (the stateful shell)."""
 
 from acmelike.actors.actor_core import ActorCore
+from acmelike.actors.continuous import (
+    gaussian_noise_core,
+    squashed_gaussian_core,
+    squashed_gaussian_sample,
+    to_bounds,
+    to_unit,
+)
 from acmelike.actors.cores import categorical_policy_core, epsilon_greedy_core
 from acmelike.actors.generic_actor import GenericActor, make_policy_actor
 
-__all__ = ["ActorCore", "GenericActor", "categorical_policy_core", "epsilon_greedy_core", "make_policy_actor"]
+__all__ = [
+    "ActorCore",
+    "GenericActor",
+    "categorical_policy_core",
+    "epsilon_greedy_core",
+    "gaussian_noise_core",
+    "make_policy_actor",
+    "squashed_gaussian_core",
+    "squashed_gaussian_sample",
+    "to_bounds",
+    "to_unit",
+]

@@ -2,7 +2,7 @@
 
 import collections
 import time
-from typing import Any, Callable, Iterator, Mapping, Optional
+from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -16,16 +16,18 @@ class NonFiniteLossError(FloatingPointError):
     """A learner's loss became NaN or infinite; the update that produced it was not applied."""
 
 
-def guard_non_finite(update: Callable, loss_key: str) -> Callable:
-    """Wraps `update(state, batch) -> (state, metrics, extras)` so a call whose loss is not finite keeps `state`.
+def guard_non_finite(update: Callable, loss_keys: Sequence[str]) -> Callable:
+    """Wraps `update(state, batch) -> (state, metrics, extras)` so a call in which any of the `loss_keys`
+    metrics is not finite keeps `state`.
 
     The choice happens on the device, inside the same jitted call, so NaN never reaches the parameters and the
-    host need not wait for the result before dispatching the next update.
+    host need not wait for the result before dispatching the next update. Learners with several losses (an
+    actor, critics, a temperature) list them all: one NaN anywhere would soon spread to every network.
     """
 
     def guarded(state, batch):
         new_state, metrics, extras = update(state, batch)
-        finite = jnp.all(jnp.isfinite(metrics[loss_key]))
+        finite = jnp.all(jnp.stack([jnp.all(jnp.isfinite(metrics[key])) for key in loss_keys]))
         kept = jax.tree_util.tree_map(lambda new, old: jnp.where(finite, new, old), new_state, state)
         return kept, metrics, extras
 
@@ -53,7 +55,7 @@ class SGDLearner(core.Learner, core.Saveable):
       variables: name -> function of the state giving what `get_variables(name)` serves.
       num_sgd_steps_per_step: split each batch into this many SGD steps, fused by `lax.scan`.
       after_update: called with (batch, extras as numpy) on the host after each call (e.g. to update priorities).
-      loss_key: the metric that must stay finite.
+      loss_keys: the metrics that must stay finite (every loss of the update).
       counter, logger: receive `steps`/`sgd_steps` counts and metrics (metrics at most every `log_period_s`).
       name: names the learner in errors and logs.
     """
@@ -67,7 +69,7 @@ class SGDLearner(core.Learner, core.Saveable):
         variables: Mapping[str, Callable[[Any], Any]],
         num_sgd_steps_per_step: int = 1,
         after_update: Optional[Callable[[Any, Mapping[str, np.ndarray]], None]] = None,
-        loss_key: str = "loss",
+        loss_keys: Sequence[str] = ("loss",),
         counter: Any = None,
         logger: Any = None,
         log_period_s: float = 1.0,
@@ -77,14 +79,16 @@ class SGDLearner(core.Learner, core.Saveable):
         self._iterator = iterator
         self._variables = dict(variables)
         self._after_update = after_update
-        self._loss_key = loss_key
+        if isinstance(loss_keys, str) or not loss_keys:
+            raise ValueError(f"{name}: loss_keys must be a non-empty sequence of metric names, got {loss_keys!r}.")
+        self._loss_keys = tuple(loss_keys)
         self._counter = counter
         self._logger = logger
         self._log_period_s = log_period_s
         self._last_log = -float("inf")
         self._name = name
         self._num_sgd_steps = num_sgd_steps_per_step
-        self._update = jax.jit(guard_non_finite(scan_update_steps(update_step, num_sgd_steps_per_step), loss_key))
+        self._update = jax.jit(guard_non_finite(scan_update_steps(update_step, num_sgd_steps_per_step), self._loss_keys))
         self._in_flight = collections.deque()  # (batch, metrics, extras) of calls not yet finished on the host
         self._sgd_steps = 0  # SGD steps finished on the host
 
@@ -100,11 +104,12 @@ class SGDLearner(core.Learner, core.Saveable):
             self._finish(*self._in_flight.popleft())
 
     def _finish(self, batch, metrics, extras) -> None:
-        losses = np.asarray(metrics[self._loss_key]).reshape(-1)  # waits for that call only
-        bad = np.flatnonzero(~np.isfinite(losses))
-        if bad.size:
-            self._in_flight.clear()
-            self._raise_non_finite(losses, bad[0], metrics)
+        for key in self._loss_keys:
+            losses = np.asarray(metrics[key]).reshape(-1)  # waits for that call only
+            bad = np.flatnonzero(~np.isfinite(losses))
+            if bad.size:
+                self._in_flight.clear()
+                self._raise_non_finite(key, losses, bad[0], metrics)
         self._sgd_steps += self._num_sgd_steps
         if self._after_update is not None:
             self._after_update(batch, jax.device_get(extras))
@@ -115,11 +120,11 @@ class SGDLearner(core.Learner, core.Saveable):
             summary = {key: float(np.mean(value)) for key, value in jax.device_get(metrics).items()}
             self._logger.write({**counts, **summary})
 
-    def _raise_non_finite(self, losses: np.ndarray, index: int, metrics) -> None:
+    def _raise_non_finite(self, key: str, losses: np.ndarray, index: int, metrics) -> None:
         step = self._sgd_steps + int(index) + 1
         values = jax.device_get(metrics)
         raise NonFiniteLossError(
-            f"{self._name}: loss '{self._loss_key}' is {losses[index]} at SGD step {step}; that update was not "
+            f"{self._name}: loss '{key}' is {losses[index]} at SGD step {step}; that update was not "
             f"applied, so the parameters stay finite. Check the data for NaN/inf (observations, rewards) or lower "
             f"the learning rate. Metrics of that step: "
             + ", ".join(f"{k}={np.asarray(v).reshape(-1)[index]:.4g}" for k, v in values.items())

@@ -2,6 +2,14 @@
 
 from acmelike import _jax_probability  # noqa: F401  (before rlax: keeps TensorFlow out)
 
+from acmelike.losses.actor_critic import (
+    clipped_double_q_target,
+    critic_regression_loss,
+    deterministic_policy_gradient_loss,
+    sac_actor_loss,
+    sac_temperature_loss,
+)
+from acmelike.losses.distributional import categorical_mean, categorical_projection, categorical_td_loss
 from acmelike.losses.ppo import (
     PPOLossOutput,
     generalized_advantage_estimation,
@@ -9,4 +17,17 @@ from acmelike.losses.ppo import (
 )
 from acmelike.losses.value import double_q_td_loss
 
-__all__ = ["PPOLossOutput", "double_q_td_loss", "generalized_advantage_estimation", "ppo_loss"]
+__all__ = [
+    "PPOLossOutput",
+    "categorical_mean",
+    "categorical_projection",
+    "categorical_td_loss",
+    "clipped_double_q_target",
+    "critic_regression_loss",
+    "deterministic_policy_gradient_loss",
+    "double_q_td_loss",
+    "generalized_advantage_estimation",
+    "ppo_loss",
+    "sac_actor_loss",
+    "sac_temperature_loss",
+]

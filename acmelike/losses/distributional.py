@@ -1,0 +1,64 @@
+"""Categorical distributional value learning (Bellemare et al., 2017), as D4PG's critic uses it."""
+
+from typing import Optional, Tuple
+
+import chex
+import jax
+import jax.numpy as jnp
+import rlax
+
+
+def categorical_projection(values: jax.Array, probs: jax.Array, support: jax.Array) -> jax.Array:
+    """Projects distributions with atoms at `values` onto the fixed `support` (Cramer / L2 projection).
+
+    Each probability mass at a value z between support atoms z_j <= z <= z_{j+1} is split between them in
+    proportion to closeness; values outside [support[0], support[-1]] go to the end atoms (rlax's
+    `categorical_l2_project`, vmapped over the batch).
+
+    Args:
+      values: [B, K'] atom locations of each source distribution (e.g. r + discount * support).
+      probs: [B, K'] their probabilities.
+      support: [K] the target support, increasing.
+
+    Returns:
+      [B, K] probabilities on `support`.
+    """
+    chex.assert_rank([values, probs, support], [2, 2, 1])
+    return jax.vmap(rlax.categorical_l2_project, in_axes=(0, 0, None))(values, probs, support)
+
+
+def categorical_td_loss(
+    logits_tm1: jax.Array,
+    r_t: jax.Array,
+    discount_t: jax.Array,
+    logits_t: jax.Array,
+    support: jax.Array,
+    importance_weights: Optional[jax.Array] = None,
+) -> Tuple[jax.Array, jax.Array]:
+    """Distributional TD loss: cross-entropy from the projected target distribution to the predicted one.
+
+    target = project(r_t + discount_t * support, softmax(logits_t)) onto `support`, stopped from gradients;
+    loss_b = -sum_j target[b, j] log softmax(logits_tm1)[b, j].
+
+    Args:
+      logits_tm1: [B, K] the critic's logits for the taken action.
+      r_t: [B] (n-step) rewards. discount_t: [B] total discounts.
+      logits_t: [B, K] the target critic's logits at the bootstrap state and action.
+      support: [K] atom values.
+      importance_weights: optional [B] prioritized-replay corrections.
+
+    Returns:
+      (scalar weighted mean loss, [B] per-example cross-entropies, e.g. for priorities).
+    """
+    chex.assert_rank([logits_tm1, r_t, discount_t, logits_t, support], [2, 1, 1, 2, 1])
+    target_values = r_t[:, None] + discount_t[:, None] * support[None, :]
+    target = categorical_projection(target_values, jax.nn.softmax(logits_t), support)
+    target = jax.lax.stop_gradient(target)
+    cross_entropy = -jnp.sum(target * jax.nn.log_softmax(logits_tm1), axis=-1)
+    weighted = cross_entropy if importance_weights is None else cross_entropy * importance_weights
+    return jnp.mean(weighted), cross_entropy
+
+
+def categorical_mean(logits: jax.Array, support: jax.Array) -> jax.Array:
+    """The expected value of categorical distributions: `[..., K]` logits on `[K]` support -> `[...]`."""
+    return jnp.sum(jax.nn.softmax(logits) * support, axis=-1)

@@ -1,0 +1,81 @@
+"""Networks for continuous control: policies that act in the unit box, and critics Q(s, a) (one or an ensemble).
+
+Actions enter and leave these networks in [-1, 1]^A (see `acmelike.actors.continuous.to_bounds`/`to_unit`).
+"""
+
+from typing import Sequence, Tuple
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+
+from acmelike.networks.mlp import MLP
+
+
+class DeterministicPolicy(nn.Module):
+    """mu(s) = tanh(MLP(s)): `[B, ...]` observations -> `[B, A]` actions in [-1, 1] (TD3, D4PG)."""
+
+    hidden_sizes: Sequence[int]
+    action_size: int
+
+    @nn.compact
+    def __call__(self, observations: jax.Array) -> jax.Array:
+        return jnp.tanh(MLP(tuple(self.hidden_sizes) + (self.action_size,))(observations))
+
+
+class GaussianPolicy(nn.Module):
+    """`[B, ...]` observations -> (`[B, A]` mean, `[B, A]` log std) of the pre-tanh Gaussian (SAC).
+
+    The log std is squashed softly into [log_std_min, log_std_max], so the policy can neither collapse to a point
+    nor explode, and its gradient never vanishes at a hard clip.
+    """
+
+    hidden_sizes: Sequence[int]
+    action_size: int
+    log_std_min: float = -5.0
+    log_std_max: float = 2.0
+
+    @nn.compact
+    def __call__(self, observations: jax.Array) -> Tuple[jax.Array, jax.Array]:
+        torso = MLP(tuple(self.hidden_sizes), activate_final=True)(observations)
+        mean = nn.Dense(self.action_size)(torso)
+        raw = nn.Dense(self.action_size)(torso)
+        log_std = self.log_std_min + 0.5 * (self.log_std_max - self.log_std_min) * (jnp.tanh(raw) + 1.0)
+        return mean, log_std
+
+
+class Critic(nn.Module):
+    """Q(s, a): MLP over [flat s, a] -> `[B, num_outputs]` (1 for a value, K atoms' logits for a distribution)."""
+
+    hidden_sizes: Sequence[int]
+    num_outputs: int = 1
+
+    @nn.compact
+    def __call__(self, observations: jax.Array, actions: jax.Array) -> jax.Array:
+        flat = jnp.reshape(observations, (observations.shape[0], -1)).astype(jnp.float32)
+        inputs = jnp.concatenate([flat, actions.astype(jnp.float32)], axis=-1)
+        return MLP(tuple(self.hidden_sizes) + (self.num_outputs,))(inputs)
+
+
+class CriticEnsemble(nn.Module):
+    """N independent critics in one module (independent parameters, one batched matmul per layer).
+
+    `[B, ...]` observations, `[B, A]` actions -> `[N, B]` values (num_outputs = 1) or `[N, B, K]` outputs.
+    """
+
+    hidden_sizes: Sequence[int]
+    num_critics: int = 2
+    num_outputs: int = 1
+
+    @nn.compact
+    def __call__(self, observations: jax.Array, actions: jax.Array) -> jax.Array:
+        ensemble = nn.vmap(
+            Critic,
+            variable_axes={"params": 0},
+            split_rngs={"params": True},
+            in_axes=None,
+            out_axes=0,
+            axis_size=self.num_critics,
+        )(self.hidden_sizes, self.num_outputs)
+        outputs = ensemble(observations, actions)
+        return outputs[..., 0] if self.num_outputs == 1 else outputs

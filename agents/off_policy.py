@@ -1,0 +1,161 @@
+"""What SAC, TD3 and D4PG share: n-step transition replay fed at a fixed samples-per-insert ratio, and a builder.
+
+An `OffPolicyBuilder` subclass gives its policy and its learning step (`make_policy`, `learning_parts`); the
+replay table, dataset, adder, actor and the `SGDLearner` around the learning step are built here, once.
+"""
+
+import abc
+import functools
+from typing import Any, Callable, Iterator, Mapping, NamedTuple, Optional, Sequence
+
+import numpy as np
+
+from acmelike import core
+from acmelike.actors import make_policy_actor
+from acmelike.actors.actor_core import ActorCore
+from acmelike.adders.base import Adder
+from acmelike.builders import ActorLearnerBuilder, policy_extras_spec
+from acmelike.config_checks import check_field
+from acmelike.learners import SGDLearner
+from acmelike.specs import EnvironmentSpec
+from acmelike.types import ReplaySample
+
+
+def check_off_policy_fields(config: Any) -> None:
+    """Validates the replay and learning fields every off-policy actor-critic config has."""
+    check = functools.partial(check_field, config)
+    check("discount", 0 <= config.discount <= 1, "in [0, 1]")
+    check("n_step", config.n_step >= 1, ">= 1")
+    check("batch_size", config.batch_size >= 1, ">= 1")
+    check("num_sgd_steps_per_step", config.num_sgd_steps_per_step >= 1, ">= 1")
+    check("min_replay_size", config.min_replay_size >= 1, ">= 1")
+    check("max_replay_size", config.max_replay_size >= config.min_replay_size, ">= min_replay_size")
+    check("samples_per_insert", config.samples_per_insert > 0, "> 0")
+    check("samples_per_insert_tolerance_rate", config.samples_per_insert_tolerance_rate >= 0, ">= 0")
+    check("variable_update_period", config.variable_update_period >= 1, ">= 1")
+    check("tau", 0 < config.tau <= 1, "in (0, 1]")
+    for name in ("policy_hidden_sizes", "critic_hidden_sizes"):
+        check(name, len(getattr(config, name)) >= 1 and all(h >= 1 for h in getattr(config, name)),
+              "one or more positive layer sizes")
+
+
+class LearningParts(NamedTuple):
+    """What `SGDLearner` needs from an agent's learning module."""
+
+    state: Any  # the initial TrainingState
+    update_step: Callable  # (state, ReplaySample) -> (state, metrics, extras)
+    loss_keys: Sequence[str]  # metrics that must stay finite
+    policy_params: Callable[[Any], Any]  # state -> the parameters actors run (served as "policy")
+
+
+class OffPolicyBuilder(ActorLearnerBuilder[Any, ActorCore]):
+    """A transition-replay builder; subclasses define `make_policy`, `learning_parts` and `name`.
+
+    Replay is prioritized when the config has `priority_exponent > 0` (the learner then writes `extras
+    ["priorities"]` back), uniform otherwise. One learner step samples `batch_size * num_sgd_steps_per_step`
+    items and makes `num_sgd_steps_per_step` SGD steps; the rate limiter holds sampled/inserted items near
+    `samples_per_insert` (e.g. batch 256 at 256 samples per insert: one SGD step per environment step).
+    """
+
+    name: str = "agent"
+
+    def __init__(self, config):
+        self.config = config
+
+    @abc.abstractmethod
+    def learning_parts(self, *, networks, environment_spec: EnvironmentSpec, random_key) -> LearningParts:
+        """The initial training state, the pure update step, its losses and where the policy parameters are."""
+
+    def _prioritized(self) -> bool:
+        return getattr(self.config, "priority_exponent", 0.0) > 0
+
+    def make_replay_tables(self, *, environment_spec: EnvironmentSpec, policy: ActorCore) -> list:
+        from acmelike import replay
+        from acmelike.adders.transition import NStepTransitionAdder
+
+        c = self.config
+        limiter = replay.sample_to_insert_ratio(
+            samples_per_insert=c.samples_per_insert,
+            min_size_to_sample=c.min_replay_size,
+            error_buffer=max(
+                float(c.batch_size * c.num_sgd_steps_per_step),
+                c.min_replay_size * c.samples_per_insert_tolerance_rate * c.samples_per_insert,
+            ),
+        )
+        signature = NStepTransitionAdder.signature(environment_spec, policy_extras_spec(policy))
+        if self._prioritized():
+            return [replay.prioritized_table(name=c.replay_table_name, max_size=c.max_replay_size,
+                                             priority_exponent=c.priority_exponent, rate_limiter=limiter,
+                                             signature=signature)]
+        return [replay.uniform_table(name=c.replay_table_name, max_size=c.max_replay_size, rate_limiter=limiter,
+                                     signature=signature)]
+
+    def make_dataset_iterator(self, *, replay_client) -> Iterator[ReplaySample]:
+        from acmelike import replay
+
+        return replay.make_dataset_iterator(
+            server_address=replay_client.server_address,
+            table=self.config.replay_table_name,
+            batch_size=self.config.batch_size * self.config.num_sgd_steps_per_step,
+        )
+
+    def make_adder(self, *, replay_client, environment_spec: EnvironmentSpec, policy: ActorCore) -> Adder:
+        from acmelike.adders.transition import NStepTransitionAdder
+
+        return NStepTransitionAdder(
+            client=replay_client,
+            table_names=[self.config.replay_table_name],
+            n_step=self.config.n_step,
+            discount=self.config.discount,
+        )
+
+    def make_actor(
+        self,
+        *,
+        random_key,
+        policy: ActorCore,
+        environment_spec: EnvironmentSpec,
+        variable_source: Optional[core.VariableSource] = None,
+        adder: Optional[Adder] = None,
+    ) -> core.Actor:
+        return make_policy_actor(
+            policy,
+            random_key=random_key,
+            variable_source=variable_source,
+            adder=adder,
+            variable_update_period=self.config.variable_update_period,
+        )
+
+    def make_learner(
+        self,
+        *,
+        random_key,
+        networks,
+        dataset: Iterator[ReplaySample],
+        environment_spec: EnvironmentSpec,
+        replay_client=None,
+        counter=None,
+        logger=None,
+    ) -> core.Learner:
+        parts = self.learning_parts(networks=networks, environment_spec=environment_spec, random_key=random_key)
+        after_update = None
+        if self._prioritized() and replay_client is not None:
+            table = self.config.replay_table_name
+
+            def after_update(batch: ReplaySample, extras: Mapping[str, np.ndarray]) -> None:
+                keys = np.asarray(batch.info.key).reshape(-1).tolist()
+                priorities = np.asarray(extras["priorities"], dtype=np.float64).reshape(-1).tolist()
+                replay_client.mutate_priorities(table, updates=dict(zip(keys, priorities)))
+
+        return SGDLearner(
+            state=parts.state,
+            update_step=parts.update_step,
+            iterator=dataset,
+            variables={"policy": parts.policy_params},
+            num_sgd_steps_per_step=self.config.num_sgd_steps_per_step,
+            after_update=after_update,
+            loss_keys=parts.loss_keys,
+            counter=counter,
+            logger=logger,
+            name=f"{self.name} learner",
+        )

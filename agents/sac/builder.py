@@ -1,0 +1,26 @@
+"""SACBuilder: SAC through the one builder interface (uniform transition replay, see agents/off_policy.py)."""
+
+from acmelike.actors import squashed_gaussian_core
+from acmelike.specs import EnvironmentSpec
+from agents.off_policy import LearningParts, OffPolicyBuilder
+from agents.sac import learning
+from agents.sac.config import SACConfig
+from agents.sac.networks import SACNetworks
+
+
+class SACBuilder(OffPolicyBuilder):
+    name = "SAC"
+
+    def __init__(self, config: SACConfig = SACConfig()):
+        super().__init__(config)
+
+    def make_policy(self, *, networks: SACNetworks, environment_spec: EnvironmentSpec, evaluation: bool = False):
+        return squashed_gaussian_core(networks.policy.apply, networks.bounds, greedy=evaluation)
+
+    def learning_parts(self, *, networks: SACNetworks, environment_spec: EnvironmentSpec, random_key) -> LearningParts:
+        return LearningParts(
+            state=learning.init_training_state(networks, self.config, random_key),
+            update_step=learning.make_update_step(networks, self.config),
+            loss_keys=learning.LOSS_KEYS,
+            policy_params=lambda state: state.policy_params,
+        )

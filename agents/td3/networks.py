@@ -1,0 +1,32 @@
+"""TD3's networks: a deterministic tanh policy and twin critics, sized by the config."""
+
+import dataclasses
+
+import jax.numpy as jnp
+
+from acmelike.networks import FeedForwardNetwork
+from acmelike.networks.continuous import CriticEnsemble, DeterministicPolicy
+from acmelike.specs import ActionBounds, EnvironmentSpec, continuous_action_bounds, flat_observation_size
+from agents.td3.config import TD3Config
+
+
+@dataclasses.dataclass(frozen=True)
+class TD3Networks:
+    policy: FeedForwardNetwork  # apply(params, [B, ...] obs) -> [B, A] actions in [-1, 1]
+    critic: FeedForwardNetwork  # apply(params, [B, ...] obs, [B, A] unit-box actions) -> [2, B] Q-values
+    bounds: ActionBounds
+
+
+def make_networks(environment_spec: EnvironmentSpec, config: TD3Config = TD3Config()) -> TD3Networks:
+    """Builds TD3's networks for `environment_spec`; ValueError naming TD3 and the spec if it does not fit."""
+    bounds = continuous_action_bounds(environment_spec, agent="TD3")
+    flat_observation_size(environment_spec, agent="TD3")
+    observation = jnp.zeros((1,) + tuple(environment_spec.observations.shape), jnp.float32)
+    action = jnp.zeros((1, bounds.size), jnp.float32)
+    policy = DeterministicPolicy(hidden_sizes=config.policy_hidden_sizes, action_size=bounds.size)
+    critic = CriticEnsemble(hidden_sizes=config.critic_hidden_sizes, num_critics=2)
+    return TD3Networks(
+        policy=FeedForwardNetwork(init=lambda key: policy.init(key, observation), apply=policy.apply),
+        critic=FeedForwardNetwork(init=lambda key: critic.init(key, observation, action), apply=critic.apply),
+        bounds=bounds,
+    )

@@ -1,0 +1,69 @@
+"""SAC, TD3 and D4PG learn Pendulum-v1 (fixed seeds), single-process; SAC also as a local_mp program with 2 actors.
+
+Each run stops as soon as the last 10 episodes average -250 (a random policy averages about -1200, a policy
+that never learns to swing up stays below -700), so CI pays only for the steps learning takes.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from program_launcher import Launcher
+from stack import require
+
+require("reverb")
+
+from launch import make_experiment_config, run_single_process  # noqa: E402
+
+TARGET = -250.0
+WINDOW = 10
+REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.mark.parametrize("agent, budget", [("sac", 20_000), ("td3", 20_000), ("d4pg", 30_000)])
+def test_agent_learns_pendulum(agent, budget):
+    config = make_experiment_config(
+        agent=agent,
+        environment="Pendulum-v1",
+        max_num_actor_steps=budget,
+        seed=0,
+        stop_at_average_return=TARGET,
+        return_window=WINDOW,
+        target_return=TARGET,
+        progress_period_s=60.0,
+    )
+    summary = run_single_process(config)
+    print(json.dumps(summary))
+    assert summary[f"average_return_last_{WINDOW}"] >= TARGET, summary
+    assert summary["steps_to_threshold"] is not None and summary["steps_to_threshold"] <= budget, summary
+    assert summary["learner_steps"] > 0
+
+
+class CommandLine(Launcher):
+    """`python -m launch ...` in a subprocess, watched like tests/program_launcher.py's Launcher."""
+
+    def __init__(self, *args, run_dir):
+        self.run_dir = str(run_dir)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "launch", *map(str, args), "--run-dir", self.run_dir],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=REPOSITORY,
+        )
+        self.descendants = set()
+
+
+def test_sac_learns_pendulum_as_a_local_mp_program_with_two_actors(tmp_path):
+    require("launchpad")
+    budget = 20_000
+    launcher = CommandLine(
+        "--agent", "sac", "--env", "Pendulum-v1", "--launch", "local_mp", "--actors", 2, "--steps", budget,
+        "--eval-every", 2_000, "--stop-at-return", TARGET, "--progress-seconds", 60,
+        # Across processes a parameter fetch is a copy through the courier: once per learner step is enough.
+        "--config", "variable_update_period=8", run_dir=tmp_path,
+    )
+    assert launcher.wait(timeout=600) == 0, launcher.output[-5000:]
+    summary = json.loads(launcher.output.strip().splitlines()[-1])
+    assert summary["launch"] == "local_mp" and summary["average_evaluator_return"] >= TARGET, summary
+    assert summary["env_steps"] <= budget + 2_000, summary
+    assert launcher.left_behind() == []
