@@ -3,5 +3,12 @@
 from acmelike.actors.actor_core import ActorCore
 from acmelike.actors.cores import categorical_policy_core, epsilon_greedy_core
 from acmelike.actors.generic_actor import GenericActor, make_policy_actor
+from acmelike.actors.recurrent import (
+    apex_epsilons,
+    recurrent_categorical_core,
+    recurrent_core,
+    recurrent_epsilon_greedy_core,
+)
 
 __all__ = ["ActorCore", "GenericActor", "categorical_policy_core", "epsilon_greedy_core", "make_policy_actor"]
+__all__ += ["apex_epsilons", "recurrent_categorical_core", "recurrent_core", "recurrent_epsilon_greedy_core"]
