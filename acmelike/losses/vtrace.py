@@ -76,7 +76,8 @@ def impala_loss(
     count = jnp.maximum(jnp.sum(mask), 1.0)
     pg_loss = -jnp.sum(jax.lax.stop_gradient(vtrace.pg_advantage) * log_pi * mask) / count
     baseline_loss = 0.5 * jnp.sum(jnp.square(vtrace.errors) * mask) / count
-    entropy = jnp.sum(rlax.softmax().entropy(logits) * mask) / count
+    log_probs = jax.nn.log_softmax(logits)
+    entropy = -jnp.sum(jnp.sum(jnp.exp(log_probs) * log_probs, axis=-1) * mask) / count
     loss = pg_loss + baseline_cost * baseline_loss - entropy_cost * entropy
     targets = jax.lax.stop_gradient(vtrace.errors + values[:-1])
     return ImpalaLossOutput(loss, pg_loss, baseline_loss, entropy, targets)

@@ -43,16 +43,14 @@ def step_masks(starts: jax.Array):
     return real, continues
 
 
-def make_update_step(networks: R2D2Networks, config: R2D2Config):
-    """Returns `update_step(state, sample) -> (state, metrics, extras)`.
+def make_loss_fn(networks: R2D2Networks, config: R2D2Config):
+    """Returns `loss_fn(params, target_params, sample) -> (loss, (priorities [B], mean_q))`.
 
     `sample.data` is an `acmelike.types.Step` batch [B, L] (L = burn_in + trace + 1) from a `SequenceAdder` that
     CONTINUEs across episodes; `extras["core_state"][:, 0]` is the LSTM state that chose each sequence's first
     action. The first `burn_in_length` steps only advance the online and target states (no gradient flows
-    through them); the loss covers the `trace_length` steps after them. `extras["priorities"]` are the sampled
-    sequences' new priorities.
+    through them); the loss covers the `trace_length` steps after them, importance-weighted per sequence.
     """
-    optimizer = make_optimizer(config)
     unroll = networks.network.unroll
     burn_in = config.burn_in_length
 
@@ -92,6 +90,16 @@ def make_update_step(networks: R2D2Networks, config: R2D2Config):
         loss = jnp.mean(weights * out.loss)
         priorities = sequence_priority(out.td_error, mask.T, config.priority_eta)  # [B]
         return loss, (priorities, jnp.mean(q_online))
+
+    return loss_fn
+
+
+def make_update_step(networks: R2D2Networks, config: R2D2Config):
+    """Returns `update_step(state, sample) -> (state, metrics, extras)`: one Adam step on `make_loss_fn`'s loss, the
+    target network copied every `target_update_period` steps; `extras["priorities"]` are the sampled sequences'
+    new priorities."""
+    optimizer = make_optimizer(config)
+    loss_fn = make_loss_fn(networks, config)
 
     def update_step(state: TrainingState, sample: ReplaySample):
         (loss, (priorities, mean_q)), grads = jax.value_and_grad(loss_fn, has_aux=True)(
