@@ -17,6 +17,8 @@ from launch.experiment import ExperimentConfig
 AGENTS: Dict[str, str] = {
     "dqn": "agents.dqn",
     "ppo": "agents.ppo",
+    "impala": "agents.impala",
+    "r2d2": "agents.r2d2",
 }
 
 

@@ -29,10 +29,13 @@ class R2D2Builder(ActorLearnerBuilder[R2D2Networks, ActorCore]):
         from acmelike.adders.sequence import SequenceAdder
 
         c = self.config
+        # The buffer must let the learner sample a whole batch even when the actors are as far ahead as inserts
+        # may get (max_diff - min_diff = 2 * error_buffer >= batch + one insert's worth), or both sides wait forever.
+        tolerance = c.min_replay_size * c.samples_per_insert_tolerance_rate * c.samples_per_insert
         limiter = replay.sample_to_insert_ratio(
             samples_per_insert=c.samples_per_insert,
             min_size_to_sample=c.min_replay_size,
-            error_buffer=max(1.0, c.min_replay_size * c.samples_per_insert_tolerance_rate * c.samples_per_insert),
+            error_buffer=max(tolerance, c.batch_size + c.samples_per_insert),
         )
         return [
             replay.prioritized_table(
