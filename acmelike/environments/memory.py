@@ -29,8 +29,8 @@ def _make_cartpole_no_velocity(**kwargs) -> gymnasium.Env:
     return CartPoleNoVelocity(CartPoleEnv(**kwargs))
 
 
-def register() -> None:
-    """Registers acmelike's environment ids with gymnasium; calling it again does nothing."""
+def register_memory_tasks() -> None:
+    """Registers acmelike/CartPoleNoVelocity-v1 with gymnasium; calling it again does nothing."""
     if CARTPOLE_NO_VELOCITY_ID not in gymnasium.registry:
         gymnasium.register(
             id=CARTPOLE_NO_VELOCITY_ID,

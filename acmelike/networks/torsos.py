@@ -9,7 +9,7 @@ import numpy as np
 
 
 def _as_float_images(images: jax.Array) -> jax.Array:
-    """uint8 frames are scaled to [0, 1]; other dtypes are taken as they are."""
+    """uint8 frames are scaled to [0, 1]; bool (MinAtar's binary channels) and float frames are taken as they are."""
     if images.dtype == jnp.uint8:
         return images.astype(jnp.float32) / 255.0
     return images.astype(jnp.float32)
@@ -68,9 +68,10 @@ def check_image_observations(observation_spec, *, agent: str, torso: str, min_si
             f"{min_size}x{min_size}, but the environment's observation spec is {observation_spec!r}. Use the MLP "
             f"torso (torso='mlp') for flat observations, or a pixel environment."
         )
-    if not (np.issubdtype(observation_spec.dtype, np.floating) or observation_spec.dtype == np.uint8):
+    dtype = np.dtype(observation_spec.dtype)
+    if not (np.issubdtype(dtype, np.floating) or dtype in (np.uint8, np.bool_)):
         raise ValueError(
-            f"{agent}'s {torso} torso takes uint8 or floating-point images, but the observation spec is "
+            f"{agent}'s {torso} torso takes uint8, bool or floating-point images, but the observation spec is "
             f"{observation_spec!r}."
         )
 
