@@ -11,12 +11,12 @@ from acmelike.networks.torsos import TORSO_NAMES
 @dataclasses.dataclass(frozen=True)
 class IMPALAConfig:
     # Data: each item is `unroll_length + 1` steps (the last one only bootstraps), written every `unroll_length`.
-    unroll_length: int = 20
+    unroll_length: int = 10
     batch_size: int = 4  # sequences per learner step
     max_queue_size: int = 256  # sequences the queue holds
     replay_table_name: str = "impala_queue"
     # Learning.
-    learning_rate: float = 1e-3
+    learning_rate: float = 3e-3
     discount: float = 0.99
     vtrace_lambda: float = 1.0
     clip_rho_threshold: float = 1.0

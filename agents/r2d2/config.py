@@ -33,7 +33,7 @@ class R2D2Config:
     importance_sampling_exponent: float = 0.6
     min_replay_size: int = 100  # sequences
     max_replay_size: int = 10_000  # sequences
-    samples_per_insert: float = 4.0  # sequences sampled per sequence inserted
+    samples_per_insert: float = 8.0  # sequences sampled per sequence inserted
     samples_per_insert_tolerance_rate: float = 0.1
     replay_table_name: str = "r2d2_sequences"
     # Acting: each actor draws its epsilon once from the Ape-X set epsilon ** (1 + alpha * i / (num_epsilons - 1)).
