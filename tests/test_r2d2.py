@@ -107,3 +107,67 @@ def test_burn_in_steps_get_no_gradient():
     changed[:, :burn_in] += 1.0
     assert not np.isclose(loss_of(changed, sample.data.extras["core_state"]),
                           loss_of(sample.data.observation, sample.data.extras["core_state"]))
+
+
+def test_replay_stores_the_state_that_chose_each_sequences_first_action():
+    """Through the builder's real table and adder: every sampled sequence's first `core_state` is the LSTM state
+    the actor had when it chose that step's action (stepped from its episode's start), zeros on padding steps."""
+    from stack import require
+
+    reverb = require("reverb")
+    from fakes import FakeEnvironment
+
+    from acmelike import replay
+    from acmelike.specs import make_environment_spec
+    from agents.r2d2 import R2D2Builder, R2D2Config, make_networks
+
+    config = R2D2Config(burn_in_length=1, trace_length=2, sequence_period=2, hidden_sizes=(8,), lstm_size=8,
+                        min_replay_size=1, batch_size=1, num_epsilons=1, epsilon=0.5)
+    environment = FakeEnvironment(episode_length=5, num_actions=2, observation_shape=(3,))
+    spec = make_environment_spec(environment)
+    networks = make_networks(spec, config)
+    params = networks.network.init(jax.random.PRNGKey(0))
+    builder = R2D2Builder(config)
+    policy = builder.make_policy(networks=networks, environment_spec=spec)
+    with replay.inserts_never_block():
+        tables = builder.make_replay_tables(environment_spec=spec, policy=policy)
+    server = reverb.Server(tables, port=None)
+    try:
+        client = reverb.Client(f"localhost:{server.port}")
+        adder = builder.make_adder(replay_client=client, environment_spec=spec, policy=policy)
+
+        class Source:
+            def get_variables(self, names):
+                return [params for _ in names]
+
+        actor = builder.make_actor(random_key=jax.random.PRNGKey(1), policy=policy, environment_spec=spec,
+                                   variable_source=Source(), adder=adder)
+        for _ in range(3):
+            timestep = environment.reset()
+            actor.observe_first(timestep)
+            while not timestep.last():
+                action = actor.select_action(timestep.observation)
+                timestep = environment.step(action)
+                actor.observe(action, timestep)
+        adder.close()
+        size = client.server_info()[config.replay_table_name].current_size
+        assert size >= 6
+        dataset = builder.make_dataset_iterator(replay_client=client)
+        checked = 0
+        for _ in range(3 * size):
+            step = jax.tree_util.tree_map(lambda x: np.asarray(x)[0], next(dataset).data)
+            stored = step.extras["core_state"]
+            t0 = int(step.observation[0, 0])  # FakeEnvironment's observations count the steps of an episode
+            padding = bool(step.start_of_episode[1]) if len(step.start_of_episode) > 1 else False
+            if padding:  # the row after an episode's last observation carries zeros
+                assert all(np.all(np.asarray(s)[0] == 0) for s in stored)
+                continue
+            state = networks.network.initial_state(1)
+            for t in range(t0):
+                _, state = networks.network.apply(params, np.full((1, 3), t, np.float32), state)
+            for got, wanted in zip(stored, state):
+                np.testing.assert_allclose(np.asarray(got)[0], np.asarray(wanted)[0], atol=1e-5)
+            checked += t0 > 0  # a non-trivial state: the sequence starts inside an episode
+        assert checked > 0
+    finally:
+        server.stop()
