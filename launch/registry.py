@@ -21,6 +21,8 @@ AGENTS: Dict[str, str] = {
     "sac": "agents.sac",
     "td3": "agents.td3",
     "d4pg": "agents.d4pg",
+    "impala": "agents.impala",
+    "r2d2": "agents.r2d2",
 }
 
 

@@ -10,14 +10,24 @@ from acmelike.actors.continuous import (
 )
 from acmelike.actors.cores import categorical_policy_core, epsilon_greedy_core
 from acmelike.actors.generic_actor import GenericActor, make_policy_actor
+from acmelike.actors.recurrent import (
+    apex_epsilons,
+    recurrent_categorical_core,
+    recurrent_core,
+    recurrent_epsilon_greedy_core,
+)
 
 __all__ = [
     "ActorCore",
     "GenericActor",
+    "apex_epsilons",
     "categorical_policy_core",
     "epsilon_greedy_core",
     "gaussian_noise_core",
     "make_policy_actor",
+    "recurrent_categorical_core",
+    "recurrent_core",
+    "recurrent_epsilon_greedy_core",
     "squashed_gaussian_core",
     "squashed_gaussian_sample",
     "to_bounds",

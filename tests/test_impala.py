@@ -1,0 +1,94 @@
+"""IMPALA's V-trace loss against the paper's definition, and its reduction to n-step returns on-policy."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import rlax
+
+from acmelike.losses import impala_loss
+
+
+def _reference_vtrace(values, rewards, discounts, rhos, lambda_=1.0, rho_bar=1.0, c_bar=1.0):
+    """v_s from Espeholt et al. (2018), eq. 1, summed term by term."""
+    steps = len(rewards)
+    clipped = np.minimum(rho_bar, rhos)
+    cs = lambda_ * np.minimum(c_bar, rhos)
+    targets = np.zeros(steps)
+    for s in range(steps):
+        total, weight = values[s], 1.0
+        for t in range(s, steps):
+            delta = clipped[t] * (rewards[t] + discounts[t] * values[t + 1] - values[t])
+            total += weight * delta
+            weight *= discounts[t] * cs[t]
+        targets[s] = total
+    return targets
+
+
+def _batch(seed=0, steps=6, actions=3):
+    rng = np.random.default_rng(seed)
+    return dict(
+        logits=rng.normal(size=(steps, actions)).astype(np.float32),
+        values=rng.normal(size=(steps + 1,)).astype(np.float32),
+        actions=rng.integers(0, actions, size=(steps,)).astype(np.int32),
+        rewards=rng.normal(size=(steps,)).astype(np.float32),
+        discounts=(0.9 * (rng.random(steps) > 0.2)).astype(np.float32),
+        behaviour_logits=rng.normal(size=(steps, actions)).astype(np.float32),
+        mask=np.ones(steps, np.float32),
+    )
+
+
+def _log_softmax(x):
+    return x - np.log(np.sum(np.exp(x), axis=-1, keepdims=True))
+
+
+def test_vtrace_targets_and_pg_advantage_match_the_paper_and_rlax():
+    batch = _batch()
+    out = impala_loss(**batch, baseline_cost=0.5, entropy_cost=0.0)
+    index = np.arange(len(batch["actions"]))
+    log_pi = _log_softmax(batch["logits"])[index, batch["actions"]]
+    log_mu = _log_softmax(batch["behaviour_logits"])[index, batch["actions"]]
+    rhos = np.exp(log_pi - log_mu)
+    assert rhos.min() < 1 < rhos.max()  # clipping matters in this batch
+    targets = _reference_vtrace(batch["values"], batch["rewards"], batch["discounts"], rhos)
+    np.testing.assert_allclose(out.vtrace_targets, targets, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        out.vtrace_targets, rlax.vtrace(batch["values"][:-1], batch["values"][1:], batch["rewards"],
+                                        batch["discounts"], rhos) + batch["values"][:-1], rtol=1e-5, atol=1e-5
+    )
+    # Policy gradient: -min(1, rho_s) (r_s + gamma_s v_{s+1} - V(x_s)) log pi(a_s|x_s), v_T = V(x_T).
+    next_targets = np.append(targets[1:], batch["values"][-1])
+    advantages = np.minimum(1.0, rhos) * (batch["rewards"] + batch["discounts"] * next_targets - batch["values"][:-1])
+    np.testing.assert_allclose(out.pg_loss, -np.mean(advantages * log_pi), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out.baseline_loss, 0.5 * np.mean((targets - batch["values"][:-1]) ** 2), rtol=1e-5)
+
+
+def test_on_policy_vtrace_is_the_n_step_return():
+    batch = _batch(seed=1)
+    batch["behaviour_logits"] = batch["logits"]  # behaviour = target: every ratio is 1
+    out = impala_loss(**batch)
+    rewards, discounts, values = batch["rewards"], batch["discounts"], batch["values"]
+    returns, bootstrap = np.zeros(len(rewards)), values[-1]
+    for s in reversed(range(len(rewards))):
+        bootstrap = rewards[s] + discounts[s] * bootstrap
+        returns[s] = bootstrap
+    np.testing.assert_allclose(out.vtrace_targets, returns, rtol=1e-5, atol=1e-5)
+
+
+def test_padding_steps_carry_no_correction_and_no_loss():
+    batch = _batch(seed=2)
+    batch["discounts"][:] = 0.9  # a truncated episode: its last real step bootstraps from the padding step
+    batch["mask"][3] = 0.0  # step 3 is the row after step 2's episode ended; step 4 starts a new episode
+    out = impala_loss(**batch, entropy_cost=0.0)
+    # The padding step's target is its own value: step 2 bootstraps from V(x_3) and nothing from later steps.
+    np.testing.assert_allclose(out.vtrace_targets[3], batch["values"][3], atol=1e-6)
+    changed = dict(batch, rewards=batch["rewards"].copy())
+    changed["rewards"][3:] += 10.0  # later rewards (the padding step's and the next episode's)
+    later = impala_loss(**changed, entropy_cost=0.0)
+    np.testing.assert_allclose(later.vtrace_targets[:3], out.vtrace_targets[:3], atol=1e-6)
+
+    def loss_of_padding_logits(logits):
+        return impala_loss(**dict(batch, logits=logits)).loss
+
+    grads = jax.grad(loss_of_padding_logits)(jnp.asarray(batch["logits"]))
+    np.testing.assert_allclose(grads[3], 0.0, atol=1e-7)
+    assert np.abs(grads[2]).max() > 1e-4

@@ -1,0 +1,46 @@
+"""The memory task and pixel environments acmelike registers with gymnasium."""
+
+import gymnasium
+import numpy as np
+import pytest
+
+import acmelike.environments
+from acmelike.specs import make_environment_spec
+from acmelike.wrappers import make_gymnasium_environment
+
+
+def test_cartpole_no_velocity_hides_the_velocities_and_registers_idempotently():
+    acmelike.environments.register()
+    acmelike.environments.register()
+    hidden = gymnasium.make("acmelike/CartPoleNoVelocity-v1")
+    full = gymnasium.make("CartPole-v1")
+    observation, _ = hidden.reset(seed=3)
+    full_observation, _ = full.reset(seed=3)
+    np.testing.assert_array_equal(observation, full_observation[[0, 2]])
+    for _ in range(5):
+        observation, reward, *_ = hidden.step(1)
+        full_observation, full_reward, *_ = full.step(1)
+    np.testing.assert_array_equal(observation, full_observation[[0, 2]])
+    assert hidden.spec.max_episode_steps == 500 and reward == full_reward
+    spec = make_environment_spec(make_gymnasium_environment("acmelike/CartPoleNoVelocity-v1", 0))
+    assert spec.observations.shape == (2,)
+
+
+def test_minatar_frames_fit_the_resnet_torso():
+    pytest.importorskip("minatar", reason="MinAtar is optional (pip install minatar)")
+    from agents.impala import IMPALAConfig, make_networks
+
+    acmelike.environments.register()
+    environment = make_gymnasium_environment("MinAtar/Breakout-v1", 0)
+    spec = make_environment_spec(environment)
+    assert spec.observations.shape == (10, 10, 4)
+    networks = make_networks(spec, IMPALAConfig(torso="impala_resnet"))
+    import jax
+
+    params = networks.network.init(jax.random.PRNGKey(0))
+    (logits, values), _ = networks.network.apply(
+        params, environment.reset().observation[None], networks.network.initial_state(1)
+    )
+    assert logits.shape == (1, 3) and values.shape == (1,)
+    with pytest.raises(ValueError, match="nature_dqn"):
+        make_networks(spec, IMPALAConfig(torso="nature_dqn"))  # 10x10 frames are too small for its strides
