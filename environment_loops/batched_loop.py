@@ -119,3 +119,13 @@ class BatchedEnvironmentLoop:
             steps += self.run_episode()["episode_length"]
             episodes += 1
         return steps
+
+
+def make_environment_loop(environment: dm_env.Environment, actor: core.Actor, **kwargs):
+    """A `BatchedEnvironmentLoop` for a batched environment (one with `num_envs`), else an `EnvironmentLoop`;
+    `kwargs` (counter, logger, label, should_update) go to either."""
+    if hasattr(environment, "num_envs"):
+        return BatchedEnvironmentLoop(environment, actor, **kwargs)
+    from environment_loops.environment_loop import EnvironmentLoop
+
+    return EnvironmentLoop(environment, actor, **kwargs)

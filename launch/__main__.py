@@ -3,6 +3,7 @@
     python -m launch --agent dqn --env CartPole-v1 --steps 100000 --seed 0 --run-dir runs/dqn
     python -m launch --agent dqn --env CartPole-v1 --launch local_mp --actors 2 --steps 100000 --run-dir runs/mp
     python -m launch --agent dqn --env CartPole-v1 --config learning_rate=5e-4 --config n_step=5
+    python -m launch --agent ppo --env CartPole-v1 --num-envs 8 --steps 100000
 """
 
 import argparse
@@ -42,6 +43,10 @@ def main(argv=None) -> int:
         help="single: one process; local_mt / local_mp: a Launchpad program (threads / processes)",
     )
     parser.add_argument("--actors", type=int, default=1, help="actor nodes of a distributed program")
+    parser.add_argument(
+        "--num-envs", type=int, default=1,
+        help="environments each actor steps together, with one batched policy call per step (default 1)",
+    )
     args = parser.parse_args(argv)
     if args.launch != "single" and not args.run_dir:
         parser.error("--launch local_mt/local_mp needs --run-dir (node logs, progress and failures go there)")
@@ -58,6 +63,7 @@ def main(argv=None) -> int:
             config_overrides=args.config,
             target_return=args.target_return,
             return_window=args.return_window,
+            num_envs=args.num_envs,
         )
     except ValueError as error:
         parser.error(str(error))

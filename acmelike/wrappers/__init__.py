@@ -9,9 +9,10 @@ from acmelike.wrappers.base import EnvironmentWrapper
 from acmelike.wrappers.gymnasium_adapter import GymnasiumToDmEnv, check_gymnasium_id, make_gymnasium_environment
 from acmelike.wrappers.single_precision import SinglePrecisionWrapper
 from acmelike.wrappers.step_limit import StepLimitWrapper
-from acmelike.wrappers.vector import VectorEnvironment, make_vector_environment
+from acmelike.wrappers.vector import BatchedEnvironments, VectorEnvironment, make_vector_environment
 
 __all__ = [
+    "BatchedEnvironments",
     "EnvironmentWrapper",
     "GymnasiumToDmEnv",
     "SinglePrecisionWrapper",

@@ -152,3 +152,59 @@ def make_vector_environment(
         autoreset_mode=AutoresetMode.NEXT_STEP,
     )
     return VectorEnvironment(env, seed=seed)
+
+
+class BatchedEnvironments(dm_env.Environment):
+    """B dm_env environments stepped one after another, with `VectorEnvironment`'s batched timesteps and step types.
+
+    For environments with no gymnasium vector implementation (e.g. a dm_env of your own): after sub-environment
+    i's LAST, the next `step` resets it (its action ignored) and gives its FIRST, as NEXT_STEP autoreset does.
+    Observations are stacked (a nest of arrays, each [B, ...]); rewards and discounts as float32 [B].
+    """
+
+    def __init__(self, environments):
+        if not environments:
+            raise ValueError("BatchedEnvironments needs at least one environment.")
+        self._environments = list(environments)
+        self.num_envs = len(self._environments)
+        self._done = np.zeros(self.num_envs, dtype=bool)
+
+    def _stack(self, timesteps) -> dm_env.TimeStep:
+        import jax  # only for stacking nested observations
+
+        return dm_env.TimeStep(
+            step_type=np.array([np.int8(t.step_type) for t in timesteps], np.int8),
+            reward=np.array([0.0 if t.first() else t.reward for t in timesteps], np.float32),
+            discount=np.array([1.0 if t.first() else t.discount for t in timesteps], np.float32),
+            observation=jax.tree_util.tree_map(lambda *o: np.stack(o), *[t.observation for t in timesteps]),
+        )
+
+    def reset(self) -> dm_env.TimeStep:
+        self._done[:] = False
+        return self._stack([environment.reset() for environment in self._environments])
+
+    def step(self, action) -> dm_env.TimeStep:
+        timesteps = [
+            environment.reset() if done else environment.step(a)
+            for environment, done, a in zip(self._environments, self._done, action)
+        ]
+        self._done = np.array([t.last() for t in timesteps])
+        return self._stack(timesteps)
+
+    def observation_spec(self):
+        return self._environments[0].observation_spec()
+
+    def action_spec(self):
+        return self._environments[0].action_spec()
+
+    def reward_spec(self):
+        return self._environments[0].reward_spec()
+
+    def discount_spec(self):
+        return self._environments[0].discount_spec()
+
+    def close(self) -> None:
+        for environment in self._environments:
+            close = getattr(environment, "close", None)
+            if close is not None:
+                close()
