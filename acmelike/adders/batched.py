@@ -29,6 +29,8 @@ from acmelike.adders.base import Adder
 from acmelike.types import ReplaySample, SampleInfo
 
 _FIRST = np.int8(dm_env.StepType.FIRST)
+_STEP_TYPES = tuple(dm_env.StepType)  # indexed by value
+_MISSING = object()
 _WAIT_SLICE_MS = 200  # blocking flushes wait in slices this long, checking for `interrupt()` in between
 
 
@@ -86,23 +88,37 @@ class _MemoryWriter:
         self._sink = sink
         self._keep = num_keep_alive_refs
         self._rows = 0
-        self._columns: Dict[str, object] = {}  # field -> nest of _Column, shaped like the field's value
+        self._columns: Dict[str, object] = {}  # field -> nest of _Column, shaped like the field's value: `history`
+        # field -> (treedef, [_Column]) for nested fields; a leaf field's _Column is appended to directly (this runs
+        # B times per vector step: a tree_map per field would cost more than the Reverb write it replaces)
+        self._flat: Dict[str, tuple] = {}
 
     @property
     def history(self) -> dict:
         return self._columns
 
+    def _add_field(self, field: str, value) -> None:
+        leaves, treedef = jax.tree_util.tree_flatten(value)
+        columns = [_Column(self._rows, self._keep) for _ in leaves]
+        self._columns[field] = jax.tree_util.tree_unflatten(treedef, columns)
+        self._flat[field] = (None if treedef.num_nodes == 1 and len(leaves) == 1 else treedef, columns)
+
     def append(self, row: dict, *, partial_step: bool = False) -> None:
         if partial_step:
             raise NotImplementedError("BatchedAdder's sub-environment writers take whole rows only.")
         for field, value in row.items():
-            if field not in self._columns:
-                self._columns[field] = jax.tree_util.tree_map(lambda _: _Column(self._rows, self._keep), value)
-        for field, columns in self._columns.items():
-            if field in row:
-                jax.tree_util.tree_map(lambda column, value: column.append(value), columns, row[field])
+            if field not in self._flat:
+                self._add_field(field, value)
+        for field, (treedef, columns) in self._flat.items():
+            value = row.get(field, _MISSING)
+            if value is _MISSING:
+                for column in columns:
+                    column.append(None)
+            elif treedef is None:
+                columns[0].append(value)
             else:
-                jax.tree_util.tree_map(lambda column: column.append(None), columns)
+                for column, leaf in zip(columns, treedef.flatten_up_to(value)):
+                    column.append(leaf)
         self._rows += 1
 
     def create_item(self, table: str, priority: float, trajectory) -> None:
@@ -177,12 +193,13 @@ class BatchedAdder:
 
     def add(self, action, next_timestep: dm_env.TimeStep, extras=()) -> None:
         step_types = next_timestep.step_type
+        leaves, treedef = jax.tree_util.tree_flatten(extras)
         for i, adder in enumerate(self._adders):
             sub_timestep = _sub_timestep(next_timestep, i)
             if step_types[i] == _FIRST:
                 adder.add_first(sub_timestep)
             else:
-                adder.add(action[i], sub_timestep, jax.tree_util.tree_map(lambda x: x[i], extras))
+                adder.add(action[i], sub_timestep, jax.tree_util.tree_unflatten(treedef, [leaf[i] for leaf in leaves]))
         self._write_ready()
 
     def _write_ready(self) -> None:
@@ -227,11 +244,12 @@ class BatchedAdder:
 
 
 def _sub_timestep(timestep: dm_env.TimeStep, i: int) -> dm_env.TimeStep:
+    observation = timestep.observation
     return dm_env.TimeStep(
-        step_type=dm_env.StepType(int(timestep.step_type[i])),
+        step_type=_STEP_TYPES[timestep.step_type[i]],
         reward=timestep.reward[i],
         discount=timestep.discount[i],
-        observation=jax.tree_util.tree_map(lambda x: x[i], timestep.observation),
+        observation=observation[i] if isinstance(observation, np.ndarray) else jax.tree_util.tree_map(lambda x: x[i], observation),
     )
 
 
