@@ -105,13 +105,27 @@ class AgentParts:
         return batched_tables(tables, self.config.num_envs)
 
     def dataset(self, replay_client: Any):
-        """The learner's dataset iterator (the builder's, serving single items again when `num_envs` > 1)."""
-        dataset = self.builder.make_dataset_iterator(replay_client=replay_client)
-        if self.config.num_envs == 1:
-            return dataset
+        """The learner's dataset iterator: the builder's; with `num_envs` = B > 1, it samples groups of B items
+        (the builder's config with `batch_size` ceil(batch_size / B)) served as batches of single items."""
+        builder, num_envs = self.builder, self.config.num_envs
+        if num_envs == 1:
+            return builder.make_dataset_iterator(replay_client=replay_client)
+        import copy
+        import dataclasses
+        import math
+
         from acmelike.adders.batched import UnbatchedIterator
 
-        return UnbatchedIterator(dataset, self.config.num_envs)
+        batch_size = getattr(builder.config, "batch_size", None)
+        if batch_size is None:
+            raise ValueError(
+                f"--num-envs {num_envs} needs the agent's config to name its learner batch in a `batch_size` field; "
+                f"{type(builder.config).__name__} has none."
+            )
+        group_builder = copy.copy(builder)  # the same builder, asking for groups of B items per batch
+        group_builder.config = dataclasses.replace(builder.config, batch_size=math.ceil(batch_size / num_envs))
+        dataset = group_builder.make_dataset_iterator(replay_client=replay_client)
+        return UnbatchedIterator(dataset, num_envs, batch_size)
 
     def adder(self, replay_client: Any) -> Adder:
         policy = self.policy()

@@ -162,19 +162,23 @@ def test_every_item_comes_from_one_sub_environment(server, adder_name):
     assert len(actual) >= 4 * num_envs
 
 
-def test_unbatched_iterator_serves_single_items_in_order():
+def test_unbatched_iterator_serves_batches_of_single_items_in_order():
+    from acmelike.types import ReplaySample, SampleInfo
+
     class Source:
         samples_per_next = {"q": 2}
+        calls = 0
 
         def __next__(self):
-            from acmelike.types import ReplaySample, SampleInfo
-
-            data = np.arange(2 * 3 * 5).reshape(2, 3, 5)  # b=2 groups of K=3 items of shape [5]
-            info = SampleInfo(key=np.array([10, 11]), probability=np.ones(2), table_size=np.full(2, 4))
+            start = 30 * Source.calls
+            Source.calls += 1
+            data = start + np.arange(2 * 3 * 5).reshape(2, 3, 5)  # b=2 groups of K=3 items of shape [5]
+            info = SampleInfo(key=np.array([10, 11]) + Source.calls, probability=np.ones(2), table_size=np.full(2, 4))
             return ReplaySample(info=info, data=data)
 
-    iterator = UnbatchedIterator(Source(), items_per_write=3)
+    iterator = UnbatchedIterator(Source(), items_per_write=3, batch_size=4)  # 6 items per pull, 4 per batch
     batches = [next(iterator) for _ in range(3)]
-    np.testing.assert_array_equal(np.concatenate([b.data for b in batches]), np.arange(30).reshape(6, 5))
-    np.testing.assert_array_equal(np.concatenate([b.info.key for b in batches]), [10, 10, 10, 11, 11, 11])
-    assert all(b.data.shape == (2, 5) for b in batches) and iterator.samples_per_next == {"q": 2}
+    assert all(b.data.shape == (4, 5) for b in batches) and Source.calls == 2
+    np.testing.assert_array_equal(np.concatenate([b.data for b in batches]), np.arange(60).reshape(12, 5))
+    np.testing.assert_array_equal(np.concatenate([b.info.key for b in batches]), [11] * 3 + [12] * 3 + [12] * 3 + [13] * 3)
+    assert iterator.samples_per_next == {"q": 2}

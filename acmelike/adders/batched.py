@@ -287,39 +287,43 @@ def batched_tables(tables: list, items_per_write: int) -> list:
 
 
 class UnbatchedIterator(Iterator[ReplaySample]):
-    """Learner batches of single items out of a dataset over `batched_tables`.
+    """Learner batches of `batch_size` single items out of a dataset over `batched_tables`.
 
-    Each `next()` of `iterator` gives b groups of K items ([b, K, ...]); they are served as K batches of b single
-    items, in order (so a queue's order is kept). Sample info (keys, probabilities) is repeated per item.
+    Each `next()` of `iterator` gives b groups of K items ([b, K, ...]); they are split into b * K single items and
+    served in order (so a queue's order is kept), `batch_size` at a time, a remainder carried into the next batch.
+    Give `iterator` a batch of ceil(batch_size / K) groups so every learner step samples what it uses (see
+    `launch.construction.AgentParts.dataset`). Sample info (keys, probabilities) is repeated per item.
     """
 
-    def __init__(self, iterator: Iterator[ReplaySample], items_per_write: int):
+    def __init__(self, iterator: Iterator[ReplaySample], items_per_write: int, batch_size: int):
         self._iterator = iterator
         self._k = items_per_write
-        self._ready: List[ReplaySample] = []
+        self._batch_size = batch_size
+        self._buffer: List[ReplaySample] = []  # single items not served yet, in order, as [n, ...] chunks
+        self._available = 0
 
     @property
     def samples_per_next(self) -> Dict[str, int]:
-        """What one `next()` of the wrapped iterator samples (it serves the next K batches)."""
+        """What one `next()` of the wrapped iterator samples."""
         return self._iterator.samples_per_next
 
-    def ready(self) -> bool:
-        """Whether `next()` returns at once from batches already split."""
-        return bool(self._ready)
+    def _pull(self) -> None:
+        sample = next(self._iterator)
+        k, b = self._k, len(sample.info.key)
+        data = jax.tree_util.tree_map(lambda x: np.reshape(x, (b * k,) + x.shape[2:]), sample.data)
+        info = SampleInfo(*(np.repeat(np.asarray(field), k) for field in sample.info))
+        self._buffer.append(ReplaySample(info=info, data=data))
+        self._available += b * k
 
     def __next__(self) -> ReplaySample:
-        if not self._ready:
-            sample = next(self._iterator)
-            k = self._k
-            b = len(sample.info.key)
-            flat = jax.tree_util.tree_map(lambda x: np.reshape(x, (b * k,) + x.shape[2:]), sample.data)
-            info = SampleInfo(*(np.repeat(np.asarray(field), k) for field in sample.info))
-            self._ready = [
-                ReplaySample(
-                    info=SampleInfo(*(field[j * b : (j + 1) * b] for field in info)),
-                    data=jax.tree_util.tree_map(lambda x: x[j * b : (j + 1) * b], flat),
-                )
-                for j in range(k)
-            ]
-            self._ready.reverse()
-        return self._ready.pop()
+        while self._available < self._batch_size:
+            self._pull()
+        if len(self._buffer) == 1:
+            merged = self._buffer[0]
+        else:
+            merged = jax.tree_util.tree_map(lambda *xs: np.concatenate(xs), *self._buffer)
+        n = self._batch_size
+        batch = jax.tree_util.tree_map(lambda x: x[:n], merged)
+        self._available -= n
+        self._buffer = [jax.tree_util.tree_map(lambda x: x[n:], merged)] if self._available else []
+        return batch
