@@ -21,6 +21,7 @@ ORDER = [
     "actor_throughput",
     "replay_throughput",
     "time_to_solve",
+    "batched_acting",
     "distributed_scaling",
     "learner_throughput",
 ]

@@ -26,6 +26,7 @@ BENCHMARKS = [
     "replay_throughput",
     "learner_throughput",
     "time_to_solve",
+    "batched_acting",
     "distributed_scaling",
 ]
 

@@ -7,9 +7,11 @@ two libraries alternate seed by seed on the same machine. Wall time counts from 
 JAX's own compile time inside it is reported separately (its monitoring events), as is the run time without it.
 
 Ours: `launch.make_experiment_config(agent, env, stop_at_average_return=threshold, return_window=window)` with
-the agents' default configs. SBX: `benchmarks/sbx_time_to_solve.py` in the benchmark venv with rl-baselines3-zoo's
-hyperparameters, the same task (`sbx_time_to_solve.TASKS`). A run that does not reach the threshold within its
-step cap counts as unsolved (infinite time and steps in the median). Goals: median wall time <= 0.5x SBX's, median env steps <= SBX's.
+the agents' default configs; `ppo_8envs` is PPO with `num_envs=8` (batched actor over gymnasium's numpy-vectorised
+CartPole), compared with the same SBX PPO runs (zoo: 8 vectorised environments). SBX: `benchmarks/sbx_time_to_solve.py`
+in the benchmark venv with rl-baselines3-zoo's hyperparameters, the same task (`sbx_time_to_solve.TASKS`). A run
+that does not reach the threshold within its step cap counts as unsolved (infinite time and steps in the median).
+Goals: median wall time <= 0.5x SBX's, median env steps <= SBX's.
 
     python benchmarks/time_to_solve.py [--quick] [--seeds 0 1 2] [--sbx-python .venv-bench/bin/python] [--out DIR]
 """
@@ -29,8 +31,14 @@ sys.path.insert(0, ROOT)
 from benchmarks.common import CompileMeter, finish, header, print_rows, result_row, write_json  # noqa: E402
 from benchmarks.sbx_time_to_solve import TASKS  # noqa: E402
 
-OUR_STEP_CAP = {"dqn": 100_000, "ppo": 200_000, "sac": 20_000}
-AGENTS = ("dqn", "ppo", "sac")
+OUR_STEP_CAP = {"dqn": 100_000, "ppo": 200_000, "ppo_8envs": 200_000, "sac": 20_000}
+AGENTS = ("dqn", "ppo", "ppo_8envs", "sac")
+# Our variants beyond the registry's names: (agent, --num-envs). SBX's baseline for a variant is its base agent's.
+VARIANTS = {"ppo_8envs": ("ppo", 8)}
+
+
+def base_agent(agent: str) -> str:
+    return VARIANTS.get(agent, (agent, 1))[0]
 WALL_GOAL, STEPS_GOAL = 0.5, 1.0
 
 
@@ -38,9 +46,11 @@ def ours_worker(agent: str, seed: int) -> dict:
     import launch
 
     meter = CompileMeter.install()
-    task = TASKS[agent]
+    registered, num_envs = VARIANTS.get(agent, (agent, 1))
+    task = TASKS[registered]
     config = launch.make_experiment_config(
-        agent=agent,
+        agent=registered,
+        num_envs=num_envs,
         environment=task["env"],
         max_num_actor_steps=OUR_STEP_CAP[agent],
         seed=seed,
@@ -114,10 +124,10 @@ def make_rows(runs, agents, num_seeds: int, problem):
     rows, summaries = [], {}
     for agent in agents:
         ours, theirs = summarize(runs[("acmelike", agent)]), (
-            summarize(runs[("sbx", agent)]) if problem is None else None
+            summarize(runs[("sbx", base_agent(agent))]) if problem is None else None
         )
         summaries[agent] = {"acmelike": ours, "sbx": theirs}
-        env = TASKS[agent]["env"]
+        env = TASKS[base_agent(agent)]["env"]
         note = problem or f"solved: ours {ours['solved']}/{ours['runs']}, SBX {theirs['solved']}/{theirs['runs']}"
         for key, title, unit, goal in (
             (
@@ -142,7 +152,8 @@ def make_rows(runs, agents, num_seeds: int, problem):
                     goal,
                     lower_is_better=True,
                     ours_label=f"acmelike {agent.upper()}",
-                    baseline_label=f"SBX {agent.upper()}" + (" (zoo hyperparameters)" if unit == "wall s" else ""),
+                    baseline_label=f"SBX {base_agent(agent).upper()}"
+                    + (" (zoo hyperparameters)" if unit == "wall s" else ""),
                     note=row_note,
                 )
             )
@@ -177,6 +188,7 @@ def main(argv=None):
             payload = json.load(f)
         agents = sorted({run["agent"] for run in payload["runs"]}, key=AGENTS.index)
         runs = {(library, agent): [] for library in ("acmelike", "sbx") for agent in agents}
+        runs.update({("sbx", base_agent(agent)): [] for agent in agents})
         for run in payload["runs"]:
             runs[(run["library"], run["agent"])].append(run)
         payload["rows"], payload["summaries"] = make_rows(runs, agents, len(payload["seeds"]), payload["sbx_problem"])
@@ -190,6 +202,7 @@ def main(argv=None):
     problem = sbx_problem(args.sbx_python)
     sbx_env = dict(os.environ, JAX_PLATFORMS="cpu")
     runs = {(library, agent): [] for library in ("acmelike", "sbx") for agent in args.agents}
+    runs.update({("sbx", base_agent(agent)): [] for agent in args.agents})
     for seed in seeds:
         for agent in args.agents:
             print(f"  seed {seed} {agent}: ours ...", flush=True)
@@ -197,24 +210,26 @@ def main(argv=None):
             ours.setdefault("library", "acmelike"), ours.setdefault("agent", agent), ours.setdefault("seed", seed)
             runs[("acmelike", agent)].append(ours)
             print(f"    {_brief(ours)}", flush=True)
-            if problem is None:
-                print(f"  seed {seed} {agent}: SBX ...", flush=True)
+            sbx_agent = base_agent(agent)
+            if problem is None and len(runs[("sbx", sbx_agent)]) <= seeds.index(seed):  # once per base agent
+                print(f"  seed {seed} {sbx_agent}: SBX ...", flush=True)
                 command = [
                     args.sbx_python,
                     os.path.join(ROOT, "benchmarks", "sbx_time_to_solve.py"),
                     "--agent",
-                    agent,
+                    sbx_agent,
                     "--seed",
                     str(seed),
                 ]
                 theirs = run_process(command, 900, env=sbx_env)
-                theirs.setdefault("library", "sbx"), theirs.setdefault("agent", agent), theirs.setdefault("seed", seed)
-                runs[("sbx", agent)].append(theirs)
+                theirs.setdefault("library", "sbx"), theirs.setdefault("agent", sbx_agent)
+                theirs.setdefault("seed", seed)
+                runs[("sbx", sbx_agent)].append(theirs)
                 print(f"    {_brief(theirs)}", flush=True)
 
     rows, summaries = make_rows(runs, args.agents, len(seeds), problem)
     payload.update(
-        tasks={agent: TASKS[agent] for agent in args.agents},
+        tasks={agent: TASKS[base_agent(agent)] for agent in args.agents},
         our_step_caps=OUR_STEP_CAP,
         sbx_available=problem is None,
         sbx_problem=problem,

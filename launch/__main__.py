@@ -3,6 +3,7 @@
     python -m launch --agent dqn --env CartPole-v1 --steps 100000 --seed 0 --run-dir runs/dqn
     python -m launch --agent dqn --env CartPole-v1 --launch local_mp --actors 2 --steps 100000 --run-dir runs/mp
     python -m launch --agent dqn --env CartPole-v1 --config learning_rate=5e-4 --config n_step=5
+    python -m launch --agent ppo --env CartPole-v1 --num-envs 8 --steps 100000
 
 The last line of standard output is always the JSON summary alone. Every mistake on the command line is a parser
 message (exit 2) naming the flag. Ctrl-C or SIGTERM ends the run cleanly: the summary says `"interrupted": true`
@@ -68,6 +69,10 @@ def make_parser() -> argparse.ArgumentParser:
         help="single: one process; local_mt / local_mp: a Launchpad program (threads / processes)",
     )
     parser.add_argument("--actors", type=_bounded(int, 1), default=1, help="actor nodes of a distributed program")
+    parser.add_argument(
+        "--num-envs", type=_bounded(int, 1), default=1,
+        help="environments each actor steps together, with one batched policy call per step (default 1)",
+    )
     return parser
 
 
@@ -107,6 +112,7 @@ def main(argv=None) -> int:
             config_overrides=args.config,
             target_return=args.target_return,
             return_window=args.return_window,
+            num_envs=args.num_envs,
         )
     except ValueError as error:
         parser.error(str(error))

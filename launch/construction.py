@@ -14,6 +14,11 @@ Seeds: the spec is read from an environment seeded `config.seed`; actor `i`'s en
 `config.seed + 1 + i` and the evaluator's `config.seed + 1_000_003`. PRNG keys are folded from `config.seed` by
 role, so no two roles share a key stream: learner (stream 0), evaluator (1), actor `i` (2 + i). A single-process
 run is actor 0.
+
+Batched acting (`config.num_envs` = B > 1): actor `i` steps B environments together (sub-environment j seeded
+`actor_seed(config, i) + j`, actor seeds B apart), with a `BatchedActor` (one jitted policy call per vector
+step) and a `BatchedAdder` writing groups of B items; tables store the groups (`batched_tables`) and `dataset`
+serves the learner single items again (`UnbatchedIterator`). The evaluator stays unbatched.
 """
 
 from typing import Any, Optional
@@ -31,8 +36,8 @@ _EVALUATOR_SEED_OFFSET = 1_000_003
 
 
 def actor_seed(config: ExperimentConfig, index: int) -> int:
-    """Seed of actor `index`'s environment."""
-    return config.seed + 1 + index
+    """Seed of actor `index`'s environment (of its first sub-environment when it steps `num_envs`)."""
+    return config.seed + 1 + index * config.num_envs
 
 
 def evaluator_seed(config: ExperimentConfig) -> int:
@@ -72,7 +77,15 @@ class AgentParts:
     # Environments.
 
     def actor_environment(self, index: int) -> dm_env.Environment:
-        return self.config.environment_factory(actor_seed(self.config, index))
+        """Actor `index`'s environment; with `num_envs` > 1 a batched one (see the module docstring)."""
+        config, seed = self.config, actor_seed(self.config, index)
+        if config.num_envs == 1:
+            return config.environment_factory(seed)
+        if config.vector_environment_factory is not None:
+            return config.vector_environment_factory(num_envs=config.num_envs, seed=seed)
+        from acmelike.wrappers import BatchedEnvironments
+
+        return BatchedEnvironments([config.environment_factory(seed + j) for j in range(config.num_envs)])
 
     def evaluator_environment(self) -> dm_env.Environment:
         return self.config.environment_factory(evaluator_seed(self.config))
@@ -84,13 +97,65 @@ class AgentParts:
 
     def replay_tables(self) -> list:
         """The builder's tables. A single-threaded runner calls this inside `replay.inserts_never_block()`."""
-        return self.builder.make_replay_tables(environment_spec=self.spec, policy=self.policy())
+        tables = self.builder.make_replay_tables(environment_spec=self.spec, policy=self.policy())
+        if self.config.num_envs == 1:
+            return tables
+        from acmelike.adders.batched import batched_tables
+
+        return batched_tables(tables, self.config.num_envs)
+
+    def dataset(self, replay_client: Any):
+        """The learner's dataset iterator: the builder's; with `num_envs` = B > 1, it samples groups of B items
+        (the builder's config with `batch_size` ceil(batch_size / B)) served as batches of single items."""
+        builder, num_envs = self.builder, self.config.num_envs
+        if num_envs == 1:
+            return builder.make_dataset_iterator(replay_client=replay_client)
+        import copy
+        import dataclasses
+        import math
+
+        from acmelike.adders.batched import UnbatchedIterator
+
+        batch_size = getattr(builder.config, "batch_size", None)
+        if batch_size is None:
+            raise ValueError(
+                f"--num-envs {num_envs} needs the agent's config to name its learner batch in a `batch_size` field; "
+                f"{type(builder.config).__name__} has none."
+            )
+        group_builder = copy.copy(builder)  # the same builder, asking for groups of B items per batch
+        group_builder.config = dataclasses.replace(builder.config, batch_size=math.ceil(batch_size / num_envs))
+        dataset = group_builder.make_dataset_iterator(replay_client=replay_client)
+        return UnbatchedIterator(dataset, num_envs, batch_size)
 
     def adder(self, replay_client: Any) -> Adder:
-        return self.builder.make_adder(replay_client=replay_client, environment_spec=self.spec, policy=self.policy())
+        policy = self.policy()
+        if self.config.num_envs == 1:
+            return self.builder.make_adder(replay_client=replay_client, environment_spec=self.spec, policy=policy)
+        from acmelike.adders.batched import BatchedAdder
+
+        return BatchedAdder(
+            client=replay_client,
+            num_envs=self.config.num_envs,
+            make_adder=lambda client: self.builder.make_adder(
+                replay_client=client, environment_spec=self.spec, policy=policy
+            ),
+        )
 
     def actor(self, index: int, *, variable_source: Optional[core.VariableSource], adder: Optional[Adder]) -> core.Actor:
-        """Actor `index`, running the training policy."""
+        """Actor `index`, running the training policy (a `BatchedActor` when `num_envs` > 1)."""
+        if self.config.num_envs > 1:
+            from acmelike.actors import make_batched_policy_actor
+
+            # The agent's fetch period counts environment steps; a vector step is num_envs of them.
+            period = getattr(self.builder.config, "variable_update_period", 1)
+            return make_batched_policy_actor(
+                self.policy(),
+                random_key=_key(self.config, _FIRST_ACTOR_STREAM + index),
+                num_envs=self.config.num_envs,
+                variable_source=variable_source,
+                adder=adder,
+                variable_update_period=max(1, period // self.config.num_envs),
+            )
         return self.builder.make_actor(
             random_key=_key(self.config, _FIRST_ACTOR_STREAM + index),
             policy=self.policy(),

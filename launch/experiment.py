@@ -30,6 +30,10 @@ class ExperimentConfig:
       return_window: episodes averaged for the summary's `average_return_last_<N>` and for `stop_at_average_return`.
       stop_at_average_return: end training early once the last `return_window` episodes average at least this
         (None: never). A distributed program stops once an evaluation round averages at least this.
+      num_envs: environments each actor steps together (B); above 1, a batched actor (one policy call per vector
+        step) and a batched adder (one replay write per B items); see `launch.construction`.
+      vector_environment_factory: (num_envs=, seed=) -> a batched environment (e.g. gymnasium's numpy-vectorised
+        one); None: `num_envs` environments from `environment_factory`, stepped one after another.
     """
 
     builder: ActorLearnerBuilder
@@ -46,6 +50,8 @@ class ExperimentConfig:
     threshold: Optional[float] = None
     return_window: int = 20
     stop_at_average_return: Optional[float] = None
+    num_envs: int = 1
+    vector_environment_factory: Optional[Callable[[int, int], dm_env.Environment]] = None
 
     def __post_init__(self):
         for name, ok, allowed in (
@@ -54,6 +60,7 @@ class ExperimentConfig:
             ("num_evaluation_episodes", self.num_evaluation_episodes >= 1, ">= 1"),
             ("return_window", self.return_window >= 1, ">= 1"),
             ("progress_period_s", self.progress_period_s > 0, "> 0"),
+            ("num_envs", self.num_envs >= 1, ">= 1"),
         ):
             if not ok:
                 raise ValueError(f"ExperimentConfig.{name} = {getattr(self, name)!r}; it must be {allowed}.")

@@ -23,7 +23,7 @@ from acmelike import core
 from acmelike.counting import Counter
 from acmelike.loggers import CSVLogger, Dispatcher, NoOpLogger
 from acmelike.variables import RemoteVariableSource
-from environment_loops import EnvironmentLoop
+from environment_loops import EnvironmentLoop, make_environment_loop
 from launch.construction import AgentParts
 from launch.experiment import ExperimentConfig
 
@@ -119,7 +119,7 @@ class LearnerNode(core.Worker, core.VariableSource):
         with report_failures("learner", run_dir):
             parts = AgentParts(config)
             # The prefetch thread is the only one that waits on the rate limiter, so run() can always see a stop.
-            self._iterator = Prefetcher(config.builder.make_dataset_iterator(replay_client=replay))
+            self._iterator = Prefetcher(parts.dataset(replay))
             self._learner = parts.learner(
                 dataset=self._iterator,
                 replay_client=replay,
@@ -153,7 +153,7 @@ class ActorNode(core.Worker):
             parts = AgentParts(config)
             self._adder = parts.adder(replay)
             self._actor = parts.actor(index, variable_source=RemoteVariableSource(learner), adder=self._adder)
-            self._loop = EnvironmentLoop(
+            self._loop = make_environment_loop(
                 parts.actor_environment(index),
                 self._actor,
                 counter=Counter(counter, "actor", time_delta=1.0),

@@ -68,6 +68,7 @@ def make_experiment_config(
     target_return: Optional[float] = None,
     return_window: int = 20,
     environment_factory: Optional[Callable[[int], Any]] = None,
+    num_envs: int = 1,
 ) -> ExperimentConfig:
     """An ExperimentConfig for a registered agent on a gymnasium environment id.
 
@@ -76,16 +77,18 @@ def make_experiment_config(
     dm_env environment of your own comes in as `environment_factory` (seed -> environment), with `environment` as
     its name.
     """
-    from acmelike.wrappers import check_gymnasium_id, make_gymnasium_environment
+    from acmelike.wrappers import check_gymnasium_id, make_gymnasium_environment, make_vector_environment
 
     definition = agent_definition(agent)
     agent_config = make_agent_config(agent, config_overrides)
     threshold = None
+    vector_environment_factory = None
     if environment_factory is None:
         try:
             check_gymnasium_id(environment)
         except ValueError:
             raise ValueError(unknown_environment_message(environment, definition)) from None
+        vector_environment_factory = functools.partial(make_vector_environment, environment)
         threshold = environment_threshold(environment)
         environment_factory = functools.partial(make_gymnasium_environment, environment)
     else:
@@ -106,6 +109,8 @@ def make_experiment_config(
         threshold=threshold if threshold is not None else target_return,
         return_window=return_window,
         stop_at_average_return=stop_at_average_return,
+        num_envs=num_envs,
+        vector_environment_factory=vector_environment_factory,
     )
     check_agent_fits_environment(config, definition)
     return config

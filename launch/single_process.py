@@ -21,7 +21,7 @@ import numpy as np
 from acmelike import core
 from acmelike.counting import Counter
 from acmelike.loggers import CSVLogger, Dispatcher, NoOpLogger, TerminalLogger
-from environment_loops import EnvironmentLoop
+from environment_loops import EnvironmentLoop, make_environment_loop
 from launch.construction import AgentParts
 from launch.episode_stats import make_tracker, run_summary, write_config, write_summary
 from launch.experiment import ExperimentConfig
@@ -135,7 +135,7 @@ def run_single_process(config: ExperimentConfig) -> RunResult:
     try:
         client = reverb.Client(f"localhost:{server.port}")
         counter = Counter(time_delta=0.0)
-        iterator = replay.Prefetcher(config.builder.make_dataset_iterator(replay_client=client))
+        iterator = replay.Prefetcher(parts.dataset(client))
         learner = parts.learner(
             dataset=iterator,
             replay_client=client,
@@ -146,7 +146,7 @@ def run_single_process(config: ExperimentConfig) -> RunResult:
         actor = LearningActor(
             parts.actor(0, variable_source=learner, adder=adder), learner, iterator, {t.name: t for t in tables}
         )
-        train_loop = EnvironmentLoop(
+        train_loop = make_environment_loop(
             environment, actor, counter=Counter(counter, "actor", time_delta=0.0), logger=_loggers(config, "actor", False)
         )
         evaluator = None

@@ -1,19 +1,24 @@
-"""dm_env wrappers: the gymnasium adapter, single precision, step limit.
+"""dm_env wrappers: the gymnasium adapter (single and vectorised), single precision, step limit.
 
     environment = make_gymnasium_environment("CartPole-v1", seed=0)   # gymnasium -> dm_env -> float32
     environment = StepLimitWrapper(environment, step_limit=200)
+    vector = make_vector_environment("CartPole-v1", num_envs=8, seed=0)  # batched timesteps, arrays [8, ...]
 """
 
 from acmelike.wrappers.base import EnvironmentWrapper
 from acmelike.wrappers.gymnasium_adapter import GymnasiumToDmEnv, check_gymnasium_id, make_gymnasium_environment
 from acmelike.wrappers.single_precision import SinglePrecisionWrapper
 from acmelike.wrappers.step_limit import StepLimitWrapper
+from acmelike.wrappers.vector import BatchedEnvironments, VectorEnvironment, make_vector_environment
 
 __all__ = [
+    "BatchedEnvironments",
     "EnvironmentWrapper",
     "GymnasiumToDmEnv",
     "SinglePrecisionWrapper",
     "StepLimitWrapper",
+    "VectorEnvironment",
     "check_gymnasium_id",
     "make_gymnasium_environment",
+    "make_vector_environment",
 ]

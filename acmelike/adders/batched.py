@@ -1,0 +1,329 @@
+"""BatchedAdder: B sub-environments' experience into Reverb with one write per B items.
+
+Reverb's per-write cost is paid per leaf of what is appended (a TrajectoryWriter `append` of 6 leaves costs about
+as much as one of 6 leaves of shape [8, ...], and 8 times less than one of 48 leaves), so B sub-environments
+sharing a writer only pay less per environment step if their data goes into the same leaves:
+
+    sub-environment i:  agent's own adder (e.g. SequenceAdder)  ->  an in-memory writer  ->  items, one at a time
+    all of them:        K = B items of one table  ->  stacked  ->  ONE append + ONE create_item of a [K, ...] item
+
+Each sub-environment runs an ordinary adder of the agent (built by the agent's builder), so its items (n-step
+transitions, sequences, episodes, with their episode-boundary rules) are exactly those an unbatched actor would
+write, and never mix sub-environments: only their storage is grouped. Tables therefore hold items with a leading
+axis of K (`batched_tables`), and `UnbatchedIterator` gives the learner batches of single items again, each
+`next()` of the agent's dataset serving K learner batches of the agent's own batch size.
+
+Priorities: a stored group carries the largest priority of its K items, and a learner's priority update for any
+of them sets the group's (the last one wins). Uniform and queue tables are unaffected.
+"""
+
+import math
+import threading
+from typing import Callable, Dict, Iterator, List, Optional
+
+import dm_env
+import jax
+import numpy as np
+
+from acmelike.adders.base import Adder
+from acmelike.types import ReplaySample, SampleInfo
+
+_FIRST = np.int8(dm_env.StepType.FIRST)
+_STEP_TYPES = tuple(dm_env.StepType)  # indexed by value
+_MISSING = object()
+_WAIT_SLICE_MS = 200  # blocking flushes wait in slices this long, checking for `interrupt()` in between
+
+
+class _Cells:
+    """Values of one column at some rows: what indexing a history column gives (like reverb's TrajectoryColumn)."""
+
+    def __init__(self, values: list, squeeze: bool):
+        if any(value is None for value in values):
+            raise ValueError("An item references a row where this column holds no data.")
+        self._values, self._squeeze = values, squeeze
+
+    def numpy(self) -> np.ndarray:
+        return np.asarray(self._values[0]) if self._squeeze else np.stack(self._values)
+
+
+class _Column:
+    """One column of the in-memory history: live (it follows appends and is cleared in place)."""
+
+    def __init__(self, padding: int, keep: int):
+        self._values: list = [None] * padding
+        self._offset = 0  # rows dropped from the front: indices stay those since the last clear, as in Reverb
+        self._keep = keep
+
+    def append(self, value) -> None:
+        self._values.append(value)
+        if len(self._values) > 2 * self._keep:  # amortised trim to the rows an item may still reference
+            drop = len(self._values) - self._keep
+            del self._values[:drop]
+            self._offset += drop
+
+    def clear(self) -> None:
+        self._values.clear()
+        self._offset = 0
+
+    def __len__(self) -> int:
+        return self._offset + len(self._values)
+
+    def _value(self, index: int):
+        position = index - self._offset if index >= 0 else len(self._values) + index
+        if not 0 <= position < len(self._values):
+            raise IndexError(f"Row {index} is no longer (or not yet) in the history.")
+        return self._values[position]
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return _Cells([self._value(i) for i in range(*index.indices(len(self)))], squeeze=False)
+        return _Cells([self._value(index)], squeeze=True)
+
+
+class _MemoryWriter:
+    """The part of reverb's TrajectoryWriter the Reverb adders use, in memory: `create_item` hands the item's numpy
+    data to `sink(table, priority, item)`. Rows are dicts; each top-level field is a fixed nest of arrays."""
+
+    def __init__(self, sink: Callable, num_keep_alive_refs: int):
+        self._sink = sink
+        self._keep = num_keep_alive_refs
+        self._rows = 0
+        self._columns: Dict[str, object] = {}  # field -> nest of _Column, shaped like the field's value: `history`
+        # field -> (treedef, [_Column]) for nested fields; a leaf field's _Column is appended to directly (this runs
+        # B times per vector step: a tree_map per field would cost more than the Reverb write it replaces)
+        self._flat: Dict[str, tuple] = {}
+
+    @property
+    def history(self) -> dict:
+        return self._columns
+
+    def _add_field(self, field: str, value) -> None:
+        leaves, treedef = jax.tree_util.tree_flatten(value)
+        columns = [_Column(self._rows, self._keep) for _ in leaves]
+        self._columns[field] = jax.tree_util.tree_unflatten(treedef, columns)
+        self._flat[field] = (None if treedef.num_nodes == 1 and len(leaves) == 1 else treedef, columns)
+
+    def append(self, row: dict, *, partial_step: bool = False) -> None:
+        if partial_step:
+            raise NotImplementedError("BatchedAdder's sub-environment writers take whole rows only.")
+        for field, value in row.items():
+            if field not in self._flat:
+                self._add_field(field, value)
+        for field, (treedef, columns) in self._flat.items():
+            value = row.get(field, _MISSING)
+            if value is _MISSING:
+                for column in columns:
+                    column.append(None)
+            elif treedef is None:
+                columns[0].append(value)
+            else:
+                for column, leaf in zip(columns, treedef.flatten_up_to(value)):
+                    column.append(leaf)
+        self._rows += 1
+
+    def create_item(self, table: str, priority: float, trajectory) -> None:
+        self._sink(table, priority, jax.tree_util.tree_map(lambda cells: cells.numpy(), trajectory))
+
+    def flush(self, block_until_num_items: int = 0, timeout_ms: Optional[int] = None) -> None:
+        """Nothing to wait for here: the BatchedAdder flushes the one real writer."""
+
+    def end_episode(self, clear_buffers: bool = True, timeout_ms: Optional[int] = None) -> None:
+        if clear_buffers:
+            self._rows = 0
+            for columns in self._columns.values():
+                jax.tree_util.tree_map(lambda column: column.clear(), columns)
+
+    def close(self) -> None:
+        pass
+
+
+class _SubEnvironmentClient:
+    """What a sub-environment's adder sees as its `reverb.Client`: writers are in memory, the rest is the real one's."""
+
+    def __init__(self, client, sink: Callable):
+        self._client, self._sink = client, sink
+
+    def trajectory_writer(self, num_keep_alive_refs: int, **unused_options) -> _MemoryWriter:
+        return _MemoryWriter(self._sink, num_keep_alive_refs)
+
+    def __getattr__(self, name):
+        if name.startswith("__") or name in ("_client", "_sink"):
+            raise AttributeError(name)
+        return getattr(self._client, name)
+
+
+class BatchedAdder:
+    """Adds the experience of B sub-environments stepped together (`acmelike.wrappers.VectorEnvironment`).
+
+        adder = BatchedAdder(client=client, num_envs=8,
+                             make_adder=lambda c: builder.make_adder(replay_client=c, environment_spec=spec,
+                                                                     policy=policy))
+        adder.add_first(timestep)                    # batched timestep, every step_type FIRST
+        adder.add(actions, next_timestep, extras)    # [B] actions, batched timestep, extras with leading [B]
+
+    `add` starts sub-environment i's next episode where `next_timestep.step_type[i]` is FIRST (the vector
+    environment reset it, ignoring action i) and adds step i to its episode otherwise. See the module docstring
+    for how items are stored.
+
+    Args:
+      client: a `reverb.Client`.
+      num_envs: B, also the number of items stored together (K).
+      make_adder: client -> the agent's adder for one sub-environment, built on the client it is given.
+      max_in_flight_items: stored groups that may wait unconfirmed by the server after each write.
+    """
+
+    def __init__(self, *, client, num_envs: int, make_adder: Callable[[object], Adder], max_in_flight_items: int = 1):
+        if num_envs < 1:
+            raise ValueError(f"BatchedAdder: num_envs must be >= 1, got {num_envs}.")
+        self.num_envs = num_envs
+        self._pending: Dict[str, List[tuple]] = {}
+        sub_client = _SubEnvironmentClient(client, self._collect)
+        self._adders = [make_adder(sub_client) for _ in range(num_envs)]
+        self._writer = client.trajectory_writer(num_keep_alive_refs=1)  # a stored group is one row
+        self._max_in_flight_items = max_in_flight_items
+        self._interrupted = threading.Event()
+
+    def _collect(self, table: str, priority: float, item) -> None:
+        self._pending.setdefault(table, []).append((priority, item))
+
+    def add_first(self, timestep: dm_env.TimeStep) -> None:
+        for i, adder in enumerate(self._adders):
+            adder.add_first(_sub_timestep(timestep, i))
+        self._write_ready()
+
+    def add(self, action, next_timestep: dm_env.TimeStep, extras=()) -> None:
+        step_types = next_timestep.step_type
+        leaves, treedef = jax.tree_util.tree_flatten(extras)
+        for i, adder in enumerate(self._adders):
+            sub_timestep = _sub_timestep(next_timestep, i)
+            if step_types[i] == _FIRST:
+                adder.add_first(sub_timestep)
+            else:
+                adder.add(action[i], sub_timestep, jax.tree_util.tree_unflatten(treedef, [leaf[i] for leaf in leaves]))
+        self._write_ready()
+
+    def _write_ready(self) -> None:
+        k = self.num_envs
+        for table, items in self._pending.items():
+            while len(items) >= k:
+                group, items[:k] = items[:k], []
+                stacked = jax.tree_util.tree_map(lambda *leaves: np.stack(leaves), *[item for _, item in group])
+                self._writer.append(stacked)
+                row = jax.tree_util.tree_map(lambda column: column[-1], self._writer.history)
+                self._writer.create_item(table=table, priority=max(p for p, _ in group), trajectory=row)
+                self._flush(self._max_in_flight_items)
+
+    def _flush(self, block_until_num_items: int) -> None:
+        """`writer.flush`, waiting in slices so that `interrupt()` can end the wait."""
+        from reverb import errors  # lazy: importing acmelike.adders must not import Reverb
+
+        from acmelike.adders._writer import AdderInterrupted
+
+        while True:
+            if self._interrupted.is_set():
+                raise AdderInterrupted("BatchedAdder was interrupted while waiting for the replay server.")
+            try:
+                self._writer.flush(block_until_num_items=block_until_num_items, timeout_ms=_WAIT_SLICE_MS)
+                return
+            except errors.DeadlineExceededError:
+                continue
+
+    def reset(self) -> None:
+        """Drops every sub-environment's partial episode and the items not yet stored."""
+        for adder in self._adders:
+            adder.reset()
+        self._pending.clear()
+
+    def interrupt(self) -> None:
+        """Makes a wait for the server raise `AdderInterrupted` (safe from another thread)."""
+        self._interrupted.set()
+
+    def close(self) -> None:
+        """Sends what is stored and closes the writer; fewer than K pending items of a table are dropped."""
+        self._writer.close()
+
+
+def _sub_timestep(timestep: dm_env.TimeStep, i: int) -> dm_env.TimeStep:
+    observation = timestep.observation
+    return dm_env.TimeStep(
+        step_type=_STEP_TYPES[timestep.step_type[i]],
+        reward=timestep.reward[i],
+        discount=timestep.discount[i],
+        observation=observation[i] if isinstance(observation, np.ndarray) else jax.tree_util.tree_map(lambda x: x[i], observation),
+    )
+
+
+def batched_tables(tables: list, items_per_write: int) -> list:
+    """The agent's `reverb.Table`s, storing groups of `items_per_write` items: signatures gain a leading axis K,
+    and sizes and rate limits are divided by K, so they hold and limit the same number of single items."""
+    import tensorflow as tf  # lazy: see module docstring
+    from reverb import rate_limiters
+
+    k = items_per_write
+    batched = []
+    for table in tables:
+        info = table.info
+        limiter = info.rate_limiter_info
+        # The signature as given (reverb's own `replace` reads it there too): `info.signature` is a decoded copy whose
+        # namedtuples (e.g. Step) are stand-in classes, which would change the type of what the dataset yields.
+        signature = table._signature
+        if signature is not None:
+            signature = tf.nest.map_structure(
+                lambda spec: tf.TensorSpec((k, *spec.shape), spec.dtype, spec.name), signature
+            )
+        batched.append(
+            table.replace(
+                max_size=max(1, math.ceil(info.max_size / k)),
+                signature=signature,
+                rate_limiter=rate_limiters.RateLimiter(
+                    samples_per_insert=limiter.samples_per_insert,
+                    min_size_to_sample=max(1, math.ceil(limiter.min_size_to_sample / k)),
+                    min_diff=limiter.min_diff / k,
+                    max_diff=limiter.max_diff / k,
+                ),
+            )
+        )
+    return batched
+
+
+class UnbatchedIterator(Iterator[ReplaySample]):
+    """Learner batches of `batch_size` single items out of a dataset over `batched_tables`.
+
+    Each `next()` of `iterator` gives b groups of K items ([b, K, ...]); they are split into b * K single items and
+    served in order (so a queue's order is kept), `batch_size` at a time, a remainder carried into the next batch.
+    Give `iterator` a batch of ceil(batch_size / K) groups so every learner step samples what it uses (see
+    `launch.construction.AgentParts.dataset`). Sample info (keys, probabilities) is repeated per item.
+    """
+
+    def __init__(self, iterator: Iterator[ReplaySample], items_per_write: int, batch_size: int):
+        self._iterator = iterator
+        self._k = items_per_write
+        self._batch_size = batch_size
+        self._buffer: List[ReplaySample] = []  # single items not served yet, in order, as [n, ...] chunks
+        self._available = 0
+
+    @property
+    def samples_per_next(self) -> Dict[str, int]:
+        """What one `next()` of the wrapped iterator samples."""
+        return self._iterator.samples_per_next
+
+    def _pull(self) -> None:
+        sample = next(self._iterator)
+        k, b = self._k, len(sample.info.key)
+        data = jax.tree_util.tree_map(lambda x: np.reshape(x, (b * k,) + x.shape[2:]), sample.data)
+        info = SampleInfo(*(np.repeat(np.asarray(field), k) for field in sample.info))
+        self._buffer.append(ReplaySample(info=info, data=data))
+        self._available += b * k
+
+    def __next__(self) -> ReplaySample:
+        while self._available < self._batch_size:
+            self._pull()
+        if len(self._buffer) == 1:
+            merged = self._buffer[0]
+        else:
+            merged = jax.tree_util.tree_map(lambda *xs: np.concatenate(xs), *self._buffer)
+        n = self._batch_size
+        batch = jax.tree_util.tree_map(lambda x: x[:n], merged)
+        self._available -= n
+        self._buffer = [jax.tree_util.tree_map(lambda x: x[n:], merged)] if self._available else []
+        return batch

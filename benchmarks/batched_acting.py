@@ -1,0 +1,216 @@
+"""Batched acting (issue 11): what stepping B environments together buys, measured against B = 1 in the same run.
+
+1. Replay write cost per environment step: the agents' adders (n-step transitions as DQN writes them; PPO's
+   sequences) fed synthetic CartPole-shaped steps into an in-process Reverb server, unbatched (one `append` per
+   step) vs `BatchedAdder` with B = 8 (one write per 8 items). Reported in microseconds per environment step.
+2. DQN environment steps per second, single process, learner running (default config, so the learner does its
+   16 samples per insert), with `--num-envs 8` vs `--num-envs 1`. Each run is a fresh process (its own imports and
+   compilation, counted in), alternating sides; the ratio is the median of the per-round ratios. Goal: >= 3x.
+
+    python benchmarks/batched_acting.py [--quick] [--out DIR]
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from benchmarks.common import finish, header, print_rows, result_row, write_json  # noqa: E402
+
+NUM_ENVS = 8
+THROUGHPUT_GOAL = 3.0
+
+
+def _adder_cost(kind: str, num_envs: int, vector_steps: int) -> float:
+    """Microseconds of adder work per environment step (`num_envs` 0: the unbatched adder)."""
+    import dm_env
+    import numpy as np
+    import reverb
+    from dm_env import specs
+
+    from acmelike import replay  # noqa: F401  (JAX before TensorFlow)
+    from acmelike.adders import EndBehavior, NStepTransitionAdder, SequenceAdder
+    from acmelike.adders.batched import BatchedAdder, batched_tables
+    from acmelike.specs import EnvironmentSpec
+
+    spec = EnvironmentSpec(
+        observations=specs.Array((4,), np.float32),
+        actions=specs.Array((), np.int32),
+        rewards=specs.Array((), np.float32),
+        discounts=specs.BoundedArray((), np.float32, 0.0, 1.0),
+    )
+    if kind == "n_step":
+        extras = {}
+        signature = NStepTransitionAdder.signature(spec)
+
+        def make(client):
+            return NStepTransitionAdder(client=client, table_names="t", n_step=3, discount=0.99)
+
+    else:
+        extras = {"log_prob": np.float32(0.0)}
+        signature = SequenceAdder.signature(spec, {"log_prob": specs.Array((), np.float32)}, sequence_length=33)
+
+        def make(client):
+            return SequenceAdder(
+                client=client, table_names="t", sequence_length=33, period=32, end_of_episode_behavior=EndBehavior.CONTINUE
+            )
+
+    table = reverb.Table(
+        name="t", sampler=reverb.selectors.Fifo(), remover=reverb.selectors.Fifo(), max_size=10**6,
+        rate_limiter=reverb.rate_limiters.MinSize(1), signature=signature,
+    )
+    batch = max(num_envs, 1)
+    server = reverb.Server(batched_tables([table], batch) if num_envs else [table], port=None)
+    client = reverb.Client(f"localhost:{server.port}")
+    rng = np.random.default_rng(0)
+    episode_length = 100  # CartPole-like episodes, ended by termination
+    try:
+        if num_envs:
+            adder = BatchedAdder(client=client, num_envs=num_envs, make_adder=make)
+            first = dm_env.TimeStep(
+                step_type=np.zeros(batch, np.int8), reward=np.zeros(batch, np.float32),
+                discount=np.ones(batch, np.float32), observation=rng.standard_normal((batch, 4)).astype(np.float32),
+            )
+            batched_extras = {k: np.zeros(batch, np.float32) for k in extras}
+            # Sub-environment i's episode ends at steps offset by i (they drift apart, as real ones do).
+            offsets = np.arange(batch) * 7
+            timesteps = []
+            for t in range(1, episode_length + 2):
+                phase = (t + offsets) % (episode_length + 1)
+                step_type = np.where(phase == 0, 0, np.where(phase == episode_length, 2, 1)).astype(np.int8)
+                timesteps.append(
+                    dm_env.TimeStep(
+                        step_type=step_type, reward=np.ones(batch, np.float32),
+                        discount=np.where(step_type == 2, 0.0, 1.0).astype(np.float32),
+                        observation=rng.standard_normal((batch, 4)).astype(np.float32),
+                    )
+                )
+            actions = np.zeros(batch, np.int32)
+            adder.add_first(first)
+            start = time.perf_counter()
+            for step in range(vector_steps):
+                adder.add(actions, timesteps[step % len(timesteps)], batched_extras)
+            elapsed = time.perf_counter() - start
+            adder.close()
+            return elapsed / (vector_steps * batch) * 1e6
+        adder = make(client)
+        observations = rng.standard_normal((episode_length + 1, 4)).astype(np.float32)
+        start = time.perf_counter()
+        steps = 0
+        while steps < vector_steps:
+            adder.add_first(dm_env.restart(observations[0]))
+            for t in range(1, episode_length + 1):
+                timestep = (
+                    dm_env.termination(np.float32(1.0), observations[t]) if t == episode_length
+                    else dm_env.transition(np.float32(1.0), observations[t], np.float32(1.0))
+                )
+                adder.add(np.int32(0), timestep, extras or ())
+            steps += episode_length
+        elapsed = time.perf_counter() - start
+        adder.close()
+        return elapsed / steps * 1e6
+    finally:
+        server.stop()
+
+
+def _throughput_worker(agent: str, num_envs: int, steps: int) -> dict:
+    import launch
+
+    config = launch.make_experiment_config(
+        agent=agent, environment="CartPole-v1", max_num_actor_steps=steps, seed=0, progress_period_s=1e9,
+        num_envs=num_envs,
+    )
+    start = time.perf_counter()
+    summary = launch.run_single_process(config)
+    wall = time.perf_counter() - start
+    return {
+        "agent": agent, "num_envs": num_envs, "env_steps": summary["env_steps"], "wall_seconds": round(wall, 2),
+        "steps_per_second": round(summary["env_steps"] / wall, 1), "learner_steps": summary["learner_steps"],
+        "average_return_last_20": summary["average_return_last_20"],
+    }
+
+
+def _run_worker(*args) -> dict:
+    command = [sys.executable, os.path.abspath(__file__), "--worker", *map(str, args)]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=1800)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode != 0 or not lines:
+        return {"error": f"exit code {done.returncode}: {done.stderr.strip()[-1500:]}"}
+    return json.loads(lines[-1])
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--out", default=None)
+    parser.add_argument("--worker", nargs="*", default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        kind = args.worker[0]
+        if kind == "adder":
+            cost = _adder_cost(args.worker[1], int(args.worker[2]), int(args.worker[3]))
+            print("\n" + json.dumps({"us_per_env_step": cost}), flush=True)
+        else:
+            print("\n" + json.dumps(_throughput_worker(kind, int(args.worker[1]), int(args.worker[2]))), flush=True)
+        return
+
+    payload = header("batched_acting", quick=args.quick, seeds=[0])
+    rows = []
+    # 1. Replay write cost per environment step.
+    vector_steps = 2_000 if args.quick else 10_000
+    costs = {}
+    for kind, label in (("n_step", "n-step transitions (DQN)"), ("sequence", "sequences of 33 (PPO)")):
+        rounds = []
+        for _ in range(3 if args.quick else 5):
+            unbatched = _run_worker("adder", kind, 0, vector_steps * NUM_ENVS)
+            batched = _run_worker("adder", kind, NUM_ENVS, vector_steps)
+            rounds.append((unbatched.get("us_per_env_step"), batched.get("us_per_env_step")))
+        rounds = [r for r in rounds if None not in r]
+        unbatched_us = statistics.median(u for u, _ in rounds) if rounds else None
+        batched_us = statistics.median(b for _, b in rounds) if rounds else None
+        costs[kind] = {"unbatched_us": unbatched_us, "batched_us": batched_us, "rounds": rounds}
+        rows.append(
+            result_row(
+                f"Replay write cost per env step, {label}, B={NUM_ENVS} vs unbatched",
+                batched_us, unbatched_us, "us/env step", None, lower_is_better=True,
+                ours_label=f"BatchedAdder B={NUM_ENVS}", baseline_label="the agent's adder, one env",
+                note="adder work only (Python + Reverb writer), synthetic CartPole-shaped steps",
+            )
+        )
+    # 2. DQN env steps/s, learner running, 8 environments vs 1.
+    steps = 12_000 if args.quick else 40_000
+    runs = {1: [], NUM_ENVS: []}
+    for i in range(2 if args.quick else 3):
+        for num_envs in ((1, NUM_ENVS) if i % 2 == 0 else (NUM_ENVS, 1)):
+            run = _run_worker("dqn", num_envs, steps)
+            runs[num_envs].append(run)
+            print(f"  dqn num_envs={num_envs}: {run}", flush=True)
+    pairs = [
+        (b["steps_per_second"], u["steps_per_second"])
+        for b, u in zip(runs[NUM_ENVS], runs[1]) if "error" not in b and "error" not in u
+    ]
+    ratio = statistics.median(b / u for b, u in pairs) if pairs else None
+    rows.append(
+        result_row(
+            f"DQN env steps/s, single process, learner running, {NUM_ENVS} envs vs 1",
+            statistics.median(b for b, _ in pairs) if pairs else None,
+            statistics.median(u for _, u in pairs) if pairs else None,
+            "env steps/s", THROUGHPUT_GOAL, ratio=ratio,
+            ours_label=f"--num-envs {NUM_ENVS}", baseline_label="--num-envs 1",
+            note=f"{steps} env steps per run, fresh process each (compile included), default DQN config",
+        )
+    )
+    payload.update(num_envs=NUM_ENVS, adder_costs=costs, throughput_runs={str(k): v for k, v in runs.items()}, rows=rows)
+    path = write_json("batched_acting", finish(payload), *([args.out] if args.out else []))
+    print_rows(rows)
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
