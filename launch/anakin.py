@@ -1,0 +1,265 @@
+"""run_anakin: a whole training run as one jitted function of the seed, vmapped over seeds (Anakin).
+
+For environments written in JAX (gymnax, named `gymnax/<id>`). Per seed, one iteration collects rows from a
+batch of environments (`vmap`, `lax.scan` over steps) and applies the agent's own pure `update_step`
+(`launch/anakin_agents.py`). Iterations are scanned in calls of `iterations_per_call`; between calls the host
+turns episode returns into the same logs, learning curve and summary as the other runners, prints progress and
+checks `stop_at_average_return`. Nothing here imports Reverb, TensorFlow or Launchpad.
+
+    summaries = run_anakin(AnakinConfig(agent="ppo", environment="gymnax/CartPole-v1",
+                                        max_num_actor_steps=500_000, seeds=(0, 1, 2, 3)))
+"""
+
+import dataclasses
+import os
+import time
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from launch.anakin_agents import ANAKIN_AGENTS, AnakinAgent, IterationOutputs
+from launch.episode_stats import ReturnTracker, run_summary, write_summary
+
+
+def parse_seeds(text: str) -> Tuple[int, ...]:
+    """"3" -> (3,); "0-15" -> (0, ..., 15); "0,4,9" and "0-3,8" also. ValueError naming the bad part."""
+    seeds: List[int] = []
+    for part in text.split(","):
+        bounds = part.strip().split("-")
+        try:
+            if len(bounds) == 1:
+                seeds.append(int(bounds[0]))
+            elif len(bounds) == 2 and int(bounds[0]) <= int(bounds[1]):
+                seeds.extend(range(int(bounds[0]), int(bounds[1]) + 1))
+            else:
+                raise ValueError
+        except ValueError:
+            raise ValueError(
+                f"--seeds: cannot read {part!r} in {text!r}; write seeds as 7, 0-15 (inclusive) or 0,3,8-11."
+            ) from None
+    if len(set(seeds)) != len(seeds):
+        raise ValueError(f"--seeds: {text!r} names a seed twice.")
+    return tuple(seeds)
+
+
+@dataclasses.dataclass(frozen=True)
+class AnakinConfig:
+    """One Anakin run.
+
+    Attributes:
+      agent: a name in `launch.anakin_agents.ANAKIN_AGENTS`.
+      environment: `gymnax/<id>`, e.g. gymnax/CartPole-v1.
+      max_num_actor_steps: rows to collect per seed (environment steps; PPO's padding rows count too, see
+        `acmelike.anakin.streams`), rounded down to whole iterations (at least one).
+      seeds: trained side by side in one vmapped call.
+      agent_config: the agent's config (None: its defaults).
+      run_dir: CSV logs, learning_curve.png and summary.json (one directory per seed when several).
+      stop_at_average_return: stop after the call in which every seed's last 20 episodes average at least this.
+      iterations_per_call: iterations scanned per jitted call (progress and early stopping happen between calls).
+      progress_period_s: seconds between progress lines (0: none).
+    """
+
+    agent: str
+    environment: str
+    max_num_actor_steps: int
+    seeds: Tuple[int, ...] = (0,)
+    agent_config: Any = None
+    run_dir: Optional[str] = None
+    stop_at_average_return: Optional[float] = None
+    iterations_per_call: int = 64
+    progress_period_s: float = 5.0
+
+    def __post_init__(self):
+        from acmelike.anakin import GYMNAX_PREFIX
+
+        if self.agent not in ANAKIN_AGENTS:
+            raise ValueError(
+                f"Agent {self.agent!r} has no Anakin runner. Choose one of: {', '.join(sorted(ANAKIN_AGENTS))}."
+            )
+        if not self.environment.startswith(GYMNAX_PREFIX):
+            raise ValueError(
+                f"--launch anakin needs an environment written in JAX, named {GYMNAX_PREFIX}<id> "
+                f"(e.g. {GYMNAX_PREFIX}CartPole-v1), got {self.environment!r}."
+            )
+        if self.max_num_actor_steps < 1:
+            raise ValueError(f"AnakinConfig.max_num_actor_steps must be >= 1, got {self.max_num_actor_steps}.")
+        if not self.seeds:
+            raise ValueError("AnakinConfig.seeds must name at least one seed.")
+        if self.iterations_per_call < 1:
+            raise ValueError(f"AnakinConfig.iterations_per_call must be >= 1, got {self.iterations_per_call}.")
+
+
+def make_agent(config: AnakinConfig) -> AnakinAgent:
+    from acmelike.anakin import make_gymnax_environment
+
+    make, default_config = ANAKIN_AGENTS[config.agent]
+    agent_config = config.agent_config if config.agent_config is not None else default_config()
+    return make(make_gymnax_environment(config.environment), agent_config)
+
+
+def make_chunk(agent: AnakinAgent, length: int):
+    """`chunk(carries [S, ...], num_active) -> (carries, IterationOutputs [S, length, ...])`: `length`
+    iterations per seed, of which the first `num_active` run (the rest leave the carry and output NaN)."""
+
+    def skipped(carry):
+        shapes = jax.eval_shape(agent.iteration, carry)[1]
+        return jax.tree_util.tree_map(
+            lambda s: jnp.full(s.shape, np.nan if jnp.issubdtype(s.dtype, jnp.floating) else 0, s.dtype), shapes
+        )
+
+    def one_seed(carry, num_active):
+        def body(carry, index):
+            # `index` and `num_active` are not batched over seeds, so this stays a real branch under vmap.
+            return jax.lax.cond(index < num_active, agent.iteration, lambda c: (c, skipped(c)), carry)
+
+        return jax.lax.scan(body, carry, jnp.arange(length))
+
+    return jax.jit(jax.vmap(one_seed, in_axes=(0, None)), donate_argnums=0)
+
+
+class _SeedLog:
+    """One seed's episodes: ReturnTracker, actor.csv / learner.csv rows, counts."""
+
+    def __init__(self, seed: int, directory: Optional[str]):
+        from acmelike.loggers import CSVLogger, NoOpLogger
+
+        self.seed = seed
+        self.directory = directory
+        self.tracker = ReturnTracker()
+        self.actor_steps = 0
+        self.learner_steps = 0
+        self.actor_log = CSVLogger(directory, "actor") if directory else NoOpLogger()
+        self.learner_log = CSVLogger(directory, "learner") if directory else NoOpLogger()
+
+    def add(self, episode_return: np.ndarray, real: np.ndarray, metrics: Dict[str, np.ndarray]) -> None:
+        """Arrays of this seed's call: [I, K, B] (rows of iterations in order), metrics [I]."""
+        iterations = int(np.sum(np.any(real, axis=(1, 2))))
+        steps_after_row = self.actor_steps + np.cumsum(real.reshape(-1, real.shape[-1]).sum(axis=1))
+        rows, envs = np.nonzero(~np.isnan(episode_return.reshape(-1, real.shape[-1])))
+        values = episode_return.reshape(-1, real.shape[-1])[rows, envs]
+        for row, value in zip(rows, values):
+            steps = int(steps_after_row[row])
+            self.tracker.add(float(value), steps)
+            self.actor_log.write({"actor_steps": steps, "episodes": self.tracker.episodes, "episode_return": value})
+        self.actor_steps = int(steps_after_row[-1]) if steps_after_row.size else self.actor_steps
+        self.learner_steps += iterations
+        if iterations:
+            means = {name: float(np.nanmean(value[:iterations])) for name, value in metrics.items()}
+            self.learner_log.write({"learner_steps": self.learner_steps, "actor_steps": self.actor_steps, **means})
+
+    def close(self) -> None:
+        self.actor_log.close()
+        self.learner_log.close()
+
+
+def run_anakin(config: AnakinConfig) -> Dict[str, Any]:
+    """Trains every seed of `config`; returns the summary (also `<run_dir>/summary.json`).
+
+    One seed: the other runners' summary (agent, env, env_steps, wall_seconds, ...) plus `launch`, `num_envs`,
+    `compile_seconds`. Several: `seeds` (one such summary per seed, each written to `<run_dir>/seed_<n>/`),
+    and the seeds' mean `average_return_last_20` and `wall_seconds` (of the whole vmapped run).
+    """
+    start = time.time()
+    agent = make_agent(config)
+    num_seeds = len(config.seeds)
+    total = max(1, config.max_num_actor_steps // agent.rows_per_iteration)
+    length = min(config.iterations_per_call, total)
+
+    compile_start = time.time()
+    keys = jnp.stack([jax.random.PRNGKey(seed) for seed in config.seeds])
+    init = jax.jit(jax.vmap(agent.init))
+    carries = init(keys)
+    chunk = make_chunk(agent, length).lower(carries, 0).compile()
+    compile_seconds = time.time() - compile_start
+
+    logs = [_SeedLog(seed, _seed_dir(config, seed)) for seed in config.seeds]
+    done, last_print, target = 0, time.time(), config.stop_at_average_return
+    while done < total:
+        active = min(length, total - done)
+        carries, outputs = chunk(carries, active)
+        outputs: IterationOutputs = jax.device_get(outputs)
+        done += active
+        for index, log in enumerate(logs):
+            log.add(
+                outputs.episode_return[index],
+                outputs.real[index],
+                {name: value[index] for name, value in outputs.metrics.items()},
+            )
+        if config.progress_period_s and time.time() - last_print >= config.progress_period_s:
+            last_print = time.time()
+            averages = " ".join(f"{log.tracker.average:.1f}" for log in logs)
+            print(
+                f"[anakin {config.agent} {config.environment}] iterations {done}/{total} | steps/seed "
+                f"{logs[0].actor_steps} | return(avg20) per seed: {averages}",
+                flush=True,
+            )
+        if target is not None and all(log.tracker.is_full and log.tracker.average >= target for log in logs):
+            break
+    wall_seconds = time.time() - start
+
+    summaries = []
+    for log in logs:
+        log.close()
+        label = _Labels(config.agent, config.environment, log.seed)
+        counts = {"actor_steps": log.actor_steps, "learner_steps": log.learner_steps}
+        summary = run_summary(
+            label, log.tracker, counts, wall_seconds,
+            launch="anakin", num_envs=agent.num_envs, num_seeds=num_seeds, compile_seconds=round(compile_seconds, 2),
+        )
+        summaries.append(summary)
+        if log.directory:
+            write_summary(log.directory, summary)
+            _plot(log.directory, label)
+    result = summaries[0] if num_seeds == 1 else _combine(config, summaries, wall_seconds, compile_seconds)
+    if config.run_dir and num_seeds > 1:
+        write_summary(config.run_dir, result)
+    return result
+
+
+@dataclasses.dataclass(frozen=True)
+class _Labels:  # what run_summary reads from a config
+    agent_name: str
+    environment_name: str
+    seed: int
+
+
+def _seed_dir(config: AnakinConfig, seed: int) -> Optional[str]:
+    if not config.run_dir:
+        return None
+    directory = config.run_dir if len(config.seeds) == 1 else os.path.join(config.run_dir, f"seed_{seed}")
+    os.makedirs(directory, exist_ok=True)
+    return directory
+
+
+def _combine(config: AnakinConfig, summaries: Sequence[Dict[str, Any]], wall_seconds: float, compile_seconds: float):
+    averages = [s["average_return_last_20"] for s in summaries]
+    steps = sum(s["env_steps"] for s in summaries)
+    return {
+        "agent": config.agent,
+        "env": config.environment,
+        "launch": "anakin",
+        "num_seeds": len(summaries),
+        "wall_seconds": round(wall_seconds, 2),
+        "compile_seconds": round(compile_seconds, 2),
+        "env_steps_all_seeds": steps,
+        "steps_per_second_all_seeds": round(steps / wall_seconds, 1),
+        "mean_average_return_last_20": round(float(np.mean(averages)), 2),
+        "seeds": list(summaries),
+    }
+
+
+def _plot(directory: str, label: _Labels) -> None:
+    from acmelike.loggers.plotting import plot_learning_curve
+
+    csv_path = os.path.join(directory, "actor.csv")
+    if os.path.exists(csv_path) and os.path.getsize(csv_path) > 0:
+        plot_learning_curve(
+            csv_path,
+            os.path.join(directory, "learning_curve.png"),
+            x="actor_steps",
+            y="episode_return",
+            window=20,
+            title=f"{label.agent_name} on {label.environment_name} (anakin, seed {label.seed})",
+        )
