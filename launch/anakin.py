@@ -20,7 +20,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from launch.anakin_agents import ANAKIN_AGENTS, AnakinAgent, IterationOutputs
-from launch.episode_stats import ReturnTracker, run_summary, write_summary
+from launch.episode_stats import ReturnTracker, average_return, run_summary, write_summary
+from launch.registry import agent_definition, environment_threshold
 
 
 def parse_seeds(text: str) -> Tuple[int, ...]:
@@ -54,9 +55,12 @@ class AnakinConfig:
       max_num_actor_steps: rows to collect per seed (environment steps; PPO's padding rows count too, see
         `acmelike.anakin.streams`), rounded down to whole iterations (at least one).
       seeds: trained side by side in one vmapped call.
-      agent_config: the agent's config (None: its defaults).
+      agent_config: the agent's config (None: its registered defaults).
+      threshold: the return that counts as solved (None: gymnasium's `reward_threshold` of the same id, if any).
+      return_window: episodes averaged for `average_return_last_<N>` and `stop_at_average_return`.
       run_dir: CSV logs, learning_curve.png and summary.json (one directory per seed when several).
-      stop_at_average_return: stop after the call in which every seed's last 20 episodes average at least this.
+      stop_at_average_return: stop after the call in which every seed's last `return_window` episodes average at
+        least this.
       iterations_per_call: iterations scanned per jitted call (progress and early stopping happen between calls).
       progress_period_s: seconds between progress lines (0: none).
     """
@@ -66,6 +70,8 @@ class AnakinConfig:
     max_num_actor_steps: int
     seeds: Tuple[int, ...] = (0,)
     agent_config: Any = None
+    threshold: Optional[float] = None
+    return_window: int = 20
     run_dir: Optional[str] = None
     stop_at_average_return: Optional[float] = None
     iterations_per_call: int = 64
@@ -87,16 +93,29 @@ class AnakinConfig:
             raise ValueError(f"AnakinConfig.max_num_actor_steps must be >= 1, got {self.max_num_actor_steps}.")
         if not self.seeds:
             raise ValueError("AnakinConfig.seeds must name at least one seed.")
+        if self.return_window < 1:
+            raise ValueError(f"AnakinConfig.return_window must be >= 1, got {self.return_window}.")
         if self.iterations_per_call < 1:
             raise ValueError(f"AnakinConfig.iterations_per_call must be >= 1, got {self.iterations_per_call}.")
+
+
+    @property
+    def resolved_agent_config(self) -> Any:
+        return self.agent_config if self.agent_config is not None else agent_definition(self.agent).config_class()
+
+    @property
+    def resolved_threshold(self) -> Optional[float]:
+        from acmelike.anakin import GYMNAX_PREFIX
+
+        if self.threshold is not None:
+            return self.threshold
+        return environment_threshold(self.environment[len(GYMNAX_PREFIX):])
 
 
 def make_agent(config: AnakinConfig) -> AnakinAgent:
     from acmelike.anakin import make_gymnax_environment
 
-    make, default_config = ANAKIN_AGENTS[config.agent]
-    agent_config = config.agent_config if config.agent_config is not None else default_config()
-    return make(make_gymnax_environment(config.environment), agent_config)
+    return ANAKIN_AGENTS[config.agent](make_gymnax_environment(config.environment), config.resolved_agent_config)
 
 
 def make_chunk(agent: AnakinAgent, length: int):
@@ -122,12 +141,12 @@ def make_chunk(agent: AnakinAgent, length: int):
 class _SeedLog:
     """One seed's episodes: ReturnTracker, actor.csv / learner.csv rows, counts."""
 
-    def __init__(self, seed: int, directory: Optional[str]):
+    def __init__(self, seed: int, directory: Optional[str], tracker: ReturnTracker):
         from acmelike.loggers import CSVLogger, NoOpLogger
 
         self.seed = seed
         self.directory = directory
-        self.tracker = ReturnTracker()
+        self.tracker = tracker
         self.actor_steps = 0
         self.learner_steps = 0
         self.actor_log = CSVLogger(directory, "actor") if directory else NoOpLogger()
@@ -157,9 +176,10 @@ class _SeedLog:
 def run_anakin(config: AnakinConfig) -> Dict[str, Any]:
     """Trains every seed of `config`; returns the summary (also `<run_dir>/summary.json`).
 
-    One seed: the other runners' summary (agent, env, env_steps, wall_seconds, ...) plus `launch`, `num_envs`,
-    `compile_seconds`. Several: `seeds` (one such summary per seed, each written to `<run_dir>/seed_<n>/`),
-    and the seeds' mean `average_return_last_20` and `wall_seconds` (of the whole vmapped run).
+    One seed: the other runners' summary (`launch.episode_stats.run_summary`) plus `launch`, `num_envs`,
+    `num_seeds`, `compile_seconds`. Several: `seeds` (one such summary per seed, each also written to
+    `<run_dir>/seed_<n>/`), the seeds' mean `average_return_last_<N>`, how many reached the threshold, and the
+    whole vmapped run's `wall_seconds` and `compile_seconds`.
     """
     start = time.time()
     agent = make_agent(config)
@@ -174,7 +194,10 @@ def run_anakin(config: AnakinConfig) -> Dict[str, Any]:
     chunk = make_chunk(agent, length).lower(carries, 0).compile()
     compile_seconds = time.time() - compile_start
 
-    logs = [_SeedLog(seed, _seed_dir(config, seed)) for seed in config.seeds]
+    threshold = config.resolved_threshold
+    logs = [
+        _SeedLog(seed, _seed_dir(config, seed), ReturnTracker(config.return_window, threshold)) for seed in config.seeds
+    ]
     done, last_print, target = 0, time.time(), config.stop_at_average_return
     while done < total:
         active = min(length, total - done)
@@ -192,7 +215,7 @@ def run_anakin(config: AnakinConfig) -> Dict[str, Any]:
             averages = " ".join(f"{log.tracker.average:.1f}" for log in logs)
             print(
                 f"[anakin {config.agent} {config.environment}] iterations {done}/{total} | steps/seed "
-                f"{logs[0].actor_steps} | return(avg20) per seed: {averages}",
+                f"{logs[0].actor_steps} | return(avg{config.return_window}) per seed: {averages}",
                 flush=True,
             )
         if target is not None and all(log.tracker.is_full and log.tracker.average >= target for log in logs):
@@ -202,7 +225,7 @@ def run_anakin(config: AnakinConfig) -> Dict[str, Any]:
     summaries = []
     for log in logs:
         log.close()
-        label = _Labels(config.agent, config.environment, log.seed)
+        label = _Labels(config.agent, config.environment, log.seed, config.resolved_agent_config)
         counts = {"actor_steps": log.actor_steps, "learner_steps": log.learner_steps}
         summary = run_summary(
             label, log.tracker, counts, wall_seconds,
@@ -219,10 +242,14 @@ def run_anakin(config: AnakinConfig) -> Dict[str, Any]:
 
 
 @dataclasses.dataclass(frozen=True)
-class _Labels:  # what run_summary reads from a config
+class _Labels:  # what run_summary reads from an ExperimentConfig
     agent_name: str
     environment_name: str
     seed: int
+    agent_config: Any
+
+    def agent_config_dict(self) -> Dict[str, Any]:
+        return dataclasses.asdict(self.agent_config)
 
 
 def _seed_dir(config: AnakinConfig, seed: int) -> Optional[str]:
@@ -234,7 +261,8 @@ def _seed_dir(config: AnakinConfig, seed: int) -> Optional[str]:
 
 
 def _combine(config: AnakinConfig, summaries: Sequence[Dict[str, Any]], wall_seconds: float, compile_seconds: float):
-    averages = [s["average_return_last_20"] for s in summaries]
+    averages = [average_return(s) for s in summaries]
+    reached = [s["steps_to_threshold"] for s in summaries]
     steps = sum(s["env_steps"] for s in summaries)
     return {
         "agent": config.agent,
@@ -245,7 +273,9 @@ def _combine(config: AnakinConfig, summaries: Sequence[Dict[str, Any]], wall_sec
         "compile_seconds": round(compile_seconds, 2),
         "env_steps_all_seeds": steps,
         "steps_per_second_all_seeds": round(steps / wall_seconds, 1),
-        "mean_average_return_last_20": round(float(np.mean(averages)), 2),
+        f"mean_average_return_last_{config.return_window}": round(float(np.mean(averages)), 2),
+        "threshold": summaries[0]["threshold"],
+        "seeds_reaching_threshold": sum(steps is not None for steps in reached),
         "seeds": list(summaries),
     }
 
@@ -263,3 +293,28 @@ def _plot(directory: str, label: _Labels) -> None:
             window=20,
             title=f"{label.agent_name} on {label.environment_name} (anakin, seed {label.seed})",
         )
+
+
+def config_from_arguments(args) -> AnakinConfig:
+    """The AnakinConfig for `python -m launch --launch anakin ...` (its argparse namespace); ValueError naming
+    the argument that does not apply or is wrong."""
+    from launch.registry import make_agent_config
+
+    if args.eval_every:
+        raise ValueError("--launch anakin has no separate evaluator: drop --eval-every (the summary reports the "
+                         "training episodes' returns).")
+    if args.actors != 1:
+        raise ValueError("--launch anakin runs no actor processes: drop --actors (PPO's environments are its "
+                         "batch_size: --config batch_size=N).")
+    return AnakinConfig(
+        agent=args.agent,
+        environment=args.env,
+        max_num_actor_steps=args.steps,
+        seeds=parse_seeds(args.seeds) if args.seeds else (args.seed,),
+        agent_config=make_agent_config(args.agent, args.config),
+        threshold=args.target_return,
+        return_window=args.return_window,
+        run_dir=args.run_dir,
+        stop_at_average_return=args.stop_at_return,
+        progress_period_s=args.progress_seconds,
+    )

@@ -11,7 +11,7 @@ row); `outputs.metrics` the update's scalars.
 
 import dataclasses
 import math
-from typing import Any, Callable, Dict, NamedTuple, Tuple
+from typing import Any, Callable, Dict, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -150,20 +150,5 @@ def make_dqn(environment: JaxEnvironment, config, num_envs: int = 4) -> AnakinAg
     return AnakinAgent("dqn", init, iteration, num_envs, rows_per_env, lambda carry: carry[0].params, config)
 
 
-def _default_ppo_config():
-    from agents.ppo import PPOConfig
-
-    return PPOConfig()
-
-
-def _default_dqn_config():
-    from agents.dqn import DQNConfig
-
-    return DQNConfig()
-
-
-# name -> (make(environment, agent config) -> AnakinAgent, () -> the agent's default config)
-ANAKIN_AGENTS: Dict[str, Tuple[Callable, Callable]] = {
-    "ppo": (make_ppo, _default_ppo_config),
-    "dqn": (make_dqn, _default_dqn_config),
-}
+# Registered agents (launch/registry.py) that have an Anakin form: name -> make(environment, agent config).
+ANAKIN_AGENTS: Dict[str, Callable[[JaxEnvironment, Any], AnakinAgent]] = {"ppo": make_ppo, "dqn": make_dqn}

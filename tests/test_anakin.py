@@ -138,9 +138,11 @@ def test_anakin_writes_the_runners_summary_and_learning_curve(ppo_two_seeds):
         directory = os.path.join(run_dir, f"seed_{seed}")
         with open(os.path.join(directory, "summary.json")) as f:
             seed_summary = json.load(f)
-        for key in ("agent", "env", "env_steps", "wall_seconds", "average_return_last_20", "steps_per_second",
-                    "learner_steps", "episodes", "seed", "launch", "compile_seconds"):
+        for key in ("agent", "env", "env_steps", "wall_seconds", "average_return_last_20", "threshold",
+                    "steps_to_threshold", "steps_per_second", "learner_steps", "episodes", "seed", "config", "launch",
+                    "compile_seconds"):
             assert key in seed_summary, key
+        assert seed_summary["threshold"] == 475.0  # gymnasium's CartPole-v1 reward_threshold
         assert seed_summary["agent"] == "ppo" and seed_summary["env"] == CARTPOLE and seed_summary["seed"] == seed
         assert os.path.getsize(os.path.join(directory, "learning_curve.png")) > 0
         assert os.path.getsize(os.path.join(directory, "actor.csv")) > 0
