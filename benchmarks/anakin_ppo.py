@@ -165,7 +165,9 @@ def main() -> None:
         value_cost=VF, max_gradient_norm=MAX_GRAD_NORM, hidden_sizes=(64, 64),
     )
     agent = make_agent(
-        AnakinConfig(agent="ppo", environment="gymnax/CartPole-v1", max_num_actor_steps=TOTAL_STEPS, agent_config=config)
+        AnakinConfig(
+            agent="ppo", environment="gymnax/CartPole-v1", max_num_actor_steps=TOTAL_STEPS, agent_config=config
+        )
     )
     iterations = TOTAL_STEPS // agent.rows_per_iteration
     assert iterations == NUM_UPDATES
@@ -203,8 +205,11 @@ def main() -> None:
             seconds, final_return, env_steps = run(seed)
             runs[side].append({"seed": seed, "seconds": round(seconds, 3), "return_last_20": final_return,
                                "env_steps": env_steps})
-            print(f"  {side:8s} seed {seed}: {seconds:.2f} s, {env_steps} env steps, return(last 20) {final_return:.1f}",
-                  flush=True)
+            print(
+                f"  {side:8s} seed {seed}: {seconds:.2f} s, {env_steps} env steps, "
+                f"return(last 20) {final_return:.1f}",
+                flush=True,
+            )
 
     def median(side, field):
         return statistics.median(r[field] for r in runs[side])

@@ -98,7 +98,6 @@ class AnakinConfig:
         if self.iterations_per_call < 1:
             raise ValueError(f"AnakinConfig.iterations_per_call must be >= 1, got {self.iterations_per_call}.")
 
-
     @property
     def resolved_agent_config(self) -> Any:
         return self.agent_config if self.agent_config is not None else agent_definition(self.agent).config_class()
@@ -152,9 +151,20 @@ class _SeedLog:
         self.actor_log = CSVLogger(directory, "actor") if directory else NoOpLogger()
         self.learner_log = CSVLogger(directory, "learner") if directory else NoOpLogger()
 
-    def add(self, episode_return: np.ndarray, real: np.ndarray, metrics: Dict[str, np.ndarray]) -> None:
-        """Arrays of this seed's call: [I, K, B] (rows of iterations in order), metrics [I]."""
-        iterations = int(np.sum(np.any(real, axis=(1, 2))))
+    def add(self, outputs: IterationOutputs) -> None:
+        """This seed's outputs of one call: episode_return and real [I, K, B] (rows of iterations in order),
+        learned and metrics [I]. Raises NonFiniteLossError if an update's loss was NaN or infinite."""
+        from acmelike.learners import NonFiniteLossError
+
+        episode_return, real, learned, metrics = outputs
+        learned = np.asarray(learned, bool)
+        losses = np.asarray(metrics["loss"])[learned]
+        if not np.all(np.isfinite(losses)):
+            raise NonFiniteLossError(
+                f"Anakin seed {self.seed}: an update's loss became {losses[~np.isfinite(losses)][0]} after "
+                f"{self.learner_steps + int(np.argmin(np.isfinite(losses)))} updates. Lower the learning rate or "
+                f"check the environment's observations and rewards for NaN/inf."
+            )
         steps_after_row = self.actor_steps + np.cumsum(real.reshape(-1, real.shape[-1]).sum(axis=1))
         rows, envs = np.nonzero(~np.isnan(episode_return.reshape(-1, real.shape[-1])))
         values = episode_return.reshape(-1, real.shape[-1])[rows, envs]
@@ -163,9 +173,9 @@ class _SeedLog:
             self.tracker.add(float(value), steps)
             self.actor_log.write({"actor_steps": steps, "episodes": self.tracker.episodes, "episode_return": value})
         self.actor_steps = int(steps_after_row[-1]) if steps_after_row.size else self.actor_steps
-        self.learner_steps += iterations
-        if iterations:
-            means = {name: float(np.nanmean(value[:iterations])) for name, value in metrics.items()}
+        self.learner_steps += int(learned.sum())
+        if learned.any():
+            means = {name: float(np.mean(np.asarray(value)[learned])) for name, value in metrics.items()}
             self.learner_log.write({"learner_steps": self.learner_steps, "actor_steps": self.actor_steps, **means})
 
     def close(self) -> None:
@@ -205,11 +215,7 @@ def run_anakin(config: AnakinConfig) -> Dict[str, Any]:
         outputs: IterationOutputs = jax.device_get(outputs)
         done += active
         for index, log in enumerate(logs):
-            log.add(
-                outputs.episode_return[index],
-                outputs.real[index],
-                {name: value[index] for name, value in outputs.metrics.items()},
-            )
+            log.add(jax.tree_util.tree_map(lambda x: x[index], outputs))
         if config.progress_period_s and time.time() - last_print >= config.progress_period_s:
             last_print = time.time()
             averages = " ".join(f"{log.tracker.average:.1f}" for log in logs)

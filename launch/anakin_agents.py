@@ -6,7 +6,7 @@ An `AnakinAgent` is pure functions of one seed; `launch/anakin.py` vmaps them ov
     carry, outputs = agent.iteration(carry)      # collect `rows_per_env` rows per environment, then learn
 
 `outputs.episode_return` and `outputs.real` are [rows_per_env, num_envs] (rows in order, environments within a
-row); `outputs.metrics` the update's scalars.
+row); `outputs.learned` and `outputs.metrics` (the update's scalars) have no axis.
 """
 
 import dataclasses
@@ -23,6 +23,7 @@ from acmelike.types import ReplaySample, SampleInfo
 class IterationOutputs(NamedTuple):
     episode_return: jax.Array  # [K, B]: the return of an episode that ended at that row, NaN elsewhere
     real: jax.Array  # [K, B] bool: that row was an environment step
+    learned: jax.Array  # bool: the iteration updated the agent (DQN waits for min_replay_size)
     metrics: Dict[str, jax.Array]  # scalars of the iteration's learning
 
 
@@ -75,7 +76,8 @@ def make_ppo(environment: JaxEnvironment, config) -> AnakinAgent:
         data = jax.tree_util.tree_map(lambda r, b: jnp.concatenate([r, b[:, None]], axis=1), rows, bootstrap)
         sample = ReplaySample(info=_sample_info(num_envs, num_envs), data=data)
         training_state, metrics, _ = update_step(training_state, sample)
-        return (training_state, stream_state, key), IterationOutputs(outputs.episode_return, outputs.real, metrics)
+        outputs = IterationOutputs(outputs.episode_return, outputs.real, jnp.asarray(True), metrics)
+        return (training_state, stream_state, key), outputs
 
     return AnakinAgent("ppo", init, iteration, num_envs, length, lambda carry: carry[0].params, config)
 
@@ -142,9 +144,10 @@ def make_dqn(environment: JaxEnvironment, config, num_envs: int = 4) -> AnakinAg
             metrics = jax.eval_shape(learn, training_state)[1]
             return training_state, jax.tree_util.tree_map(lambda m: jnp.full(m.shape, jnp.nan, m.dtype), metrics)
 
-        training_state, metrics = jax.lax.cond(buffer.can_sample(buffer_state), learn, wait, training_state)
-        metrics = {name: jnp.nanmean(value) for name, value in metrics.items()}
-        outputs = IterationOutputs(episode_returns, jnp.ones_like(episode_returns, bool), metrics)
+        learned = buffer.can_sample(buffer_state)
+        training_state, metrics = jax.lax.cond(learned, learn, wait, training_state)
+        metrics = {name: jnp.mean(value) for name, value in metrics.items()}
+        outputs = IterationOutputs(episode_returns, jnp.ones_like(episode_returns, bool), learned, metrics)
         return (training_state, recorder_state, buffer_state, key), outputs
 
     return AnakinAgent("dqn", init, iteration, num_envs, rows_per_env, lambda carry: carry[0].params, config)
