@@ -133,7 +133,7 @@ def test_ppo_learns_cartpole_on_every_vmapped_seed(ppo_two_seeds):
 def test_anakin_writes_the_runners_summary_and_learning_curve(ppo_two_seeds):
     summary, run_dir = ppo_two_seeds
     with open(os.path.join(run_dir, "summary.json")) as f:
-        assert json.load(f) == summary
+        assert json.load(f) == json.loads(json.dumps(summary))  # tuples come back as lists
     for seed in (0, 1):
         directory = os.path.join(run_dir, f"seed_{seed}")
         with open(os.path.join(directory, "summary.json")) as f:
