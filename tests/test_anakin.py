@@ -173,3 +173,21 @@ def test_importing_the_anakin_runner_pulls_no_reverb_tensorflow_or_launchpad():
         "assert not bad, bad\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=os.path.dirname(os.path.dirname(__file__)))
+
+
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        (["--env", "CartPole-v1", "--launch", "anakin"], "gymnax/<id>"),
+        (["--env", CARTPOLE, "--launch", "anakin", "--eval-every", "1000"], "--eval-every"),
+        (["--env", CARTPOLE, "--launch", "anakin", "--seeds", "2-1"], "--seeds"),
+        (["--env", CARTPOLE, "--launch", "anakin", "--config", "unroll_length=0"], "unroll_length"),
+        (["--env", "CartPole-v1", "--seeds", "0-3"], "--launch anakin"),
+    ],
+)
+def test_command_line_rejects_what_anakin_cannot_run(arguments, message, capsys):
+    from launch.__main__ import main
+
+    with pytest.raises(SystemExit):
+        main(["--agent", "ppo", "--steps", "10"] + arguments)
+    assert message in capsys.readouterr().err
