@@ -3,6 +3,7 @@
     python -m launch --agent dqn --env CartPole-v1 --steps 100000 --seed 0 --run-dir runs/dqn
     python -m launch --agent dqn --env CartPole-v1 --launch local_mp --actors 2 --steps 100000 --run-dir runs/mp
     python -m launch --agent dqn --env CartPole-v1 --config learning_rate=5e-4 --config n_step=5
+    python -m launch --agent ppo --env gymnax/CartPole-v1 --launch anakin --seeds 0-15 --steps 500000
     python -m launch --agent ppo --env CartPole-v1 --num-envs 8 --steps 100000
 
 The last line of standard output is always the JSON summary alone. Every mistake on the command line is a parser
@@ -65,14 +66,16 @@ def make_parser() -> argparse.ArgumentParser:
         help="stop early once the last --return-window episodes (distributed: an evaluation round) average at least this",
     )
     parser.add_argument(
-        "--launch", default="single", choices=("single",) + LAUNCH_TYPES,
-        help="single: one process; local_mt / local_mp: a Launchpad program (threads / processes)",
+        "--launch", default="single", choices=("single", "anakin") + LAUNCH_TYPES,
+        help="single: one process; local_mt / local_mp: a Launchpad program (threads / processes); "
+        "anakin: fully jitted, for gymnax/<id> environments (launch/anakin.py)",
     )
     parser.add_argument("--actors", type=_bounded(int, 1), default=1, help="actor nodes of a distributed program")
     parser.add_argument(
         "--num-envs", type=_bounded(int, 1), default=1,
         help="environments each actor steps together, with one batched policy call per step (default 1)",
     )
+    parser.add_argument("--seeds", default=None, help="anakin: seeds trained in one vmapped call, e.g. 0-15")
     return parser
 
 
@@ -93,12 +96,23 @@ def check_run_dir(parser: argparse.ArgumentParser, run_dir: str, overwrite: bool
 def main(argv=None) -> int:
     parser = make_parser()
     args = parser.parse_args(argv)
+    if args.run_dir:
+        check_run_dir(parser, args.run_dir, args.overwrite)
+    if args.launch == "anakin":
+        from launch.anakin import config_from_arguments, run_anakin
+
+        try:
+            anakin_config = config_from_arguments(args)
+        except ValueError as error:
+            parser.error(str(error))
+        print(json.dumps(run_anakin(anakin_config)), flush=True)
+        return 0
+    if args.seeds:
+        parser.error("--seeds is for --launch anakin (other runners take one --seed)")
     if args.launch != "single" and not args.run_dir:
         parser.error("--launch local_mt/local_mp needs --run-dir (node logs, progress and failures go there)")
     if args.launch != "single" and args.stop_at_return is not None and not args.eval_every:
         parser.error("--stop-at-return in a distributed run needs --eval-every > 0: evaluation rounds decide the stop")
-    if args.run_dir:
-        check_run_dir(parser, args.run_dir, args.overwrite)
     try:
         config = make_experiment_config(
             agent=args.agent,

@@ -1,0 +1,29 @@
+"""Anakin: whole training runs as one jitted function, for environments written in JAX (gymnax).
+
+Environments are stepped under `vmap`, steps and updates run under `lax.scan`, and the agents' own pure pieces
+(`ActorCore`s from their builders, `update_step`s from their `learning` modules) run inside, unchanged:
+
+    environment = make_gymnax_environment("CartPole-v1")
+    stream = StepStream(environment, policy)          # Step rows as a CONTINUE SequenceAdder writes them (PPO)
+    records = TransitionRecorder(environment, policy)  # one-step records -> n-step Transitions (DQN, flashbax)
+
+The runners that put them together live in `launch/anakin.py`.
+"""
+
+from acmelike.anakin.environment import GYMNAX_PREFIX, JaxEnvironment, JaxTimeStep, make_gymnax_environment
+from acmelike.anakin.episodes import EpisodeReturns
+from acmelike.anakin.streams import StepStream, StreamState
+from acmelike.anakin.transitions import StepRecord, TransitionRecorder, n_step_transitions
+
+__all__ = [
+    "EpisodeReturns",
+    "GYMNAX_PREFIX",
+    "JaxEnvironment",
+    "JaxTimeStep",
+    "StepRecord",
+    "StepStream",
+    "StreamState",
+    "TransitionRecorder",
+    "make_gymnax_environment",
+    "n_step_transitions",
+]

@@ -1,0 +1,122 @@
+"""StepStream: a batch of JAX environments acting under an `ActorCore`, written as `Step` rows exactly as a
+`SequenceAdder` with `EndBehavior.CONTINUE` writes them, so PPO's `update_step` consumes them unchanged.
+
+The adder's stream of one environment holds, per episode of n actions, n rows Step(o_t, a_t, r_t, d_t,
+start_t, extras_t) and then a padding row Step(o_last, 0, 0, 0, False, 0); the next episode's first row has
+start_of_episode True. Here every row is one slot of a `lax.scan`: a slot that holds a padding row steps no
+environment (its action and the environment's step are computed under `vmap` with the other slots and thrown
+away) and resets the environment, so the next slot starts an episode. Rows are therefore not all environment
+steps: `real` marks the ones that are.
+
+    stream = StepStream(environment, policy)
+    state = stream.init(key, num_envs)
+    state, rows, outputs = stream.unroll(params, state, key, length)     # rows: Step [B, length]
+    bootstrap = stream.next_row(state)                                   # the row after them, [B]
+"""
+
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from acmelike.actors.actor_core import ActorCore
+from acmelike.anakin.environment import JaxEnvironment, select_envs
+from acmelike.anakin.episodes import EpisodeReturns
+from acmelike.types import Step
+
+
+class StreamState(NamedTuple):
+    """Where each of B environments' streams stands: the row to be written next. All fields [B, ...]."""
+
+    env_state: Any
+    observation: jax.Array  # the next row's observation
+    start: jax.Array  # bool: the next row starts an episode
+    padding: jax.Array  # bool: the next row is the padding row after an episode's last observation
+    actor_state: Any
+    returns: EpisodeReturns
+
+
+class StreamOutputs(NamedTuple):
+    """Per row ([B]): `real` (an environment step was taken), `episode_return` (NaN unless an episode ended)."""
+
+    real: jax.Array
+    episode_return: jax.Array
+
+
+class StepStream:
+    def __init__(self, environment: JaxEnvironment, policy: ActorCore):
+        self._environment = environment
+        self._policy = policy
+        self._reset = jax.vmap(environment.reset)
+        self._step = jax.vmap(environment.step)
+        self._select_action = jax.vmap(policy.select_action, in_axes=(None, 0, 0))
+        self._get_extras = jax.vmap(policy.get_extras)
+        self._on_episode_start = jax.vmap(policy.on_episode_start)
+
+    def init(self, key: jax.Array, num_envs: int) -> StreamState:
+        env_key, actor_key = jax.random.split(key)
+        env_state, observation = self._reset(jax.random.split(env_key, num_envs))
+        actor_state = self._on_episode_start(jax.vmap(self._policy.init)(jax.random.split(actor_key, num_envs)))
+        return StreamState(
+            env_state=env_state,
+            observation=observation,
+            start=jnp.ones((num_envs,), bool),
+            padding=jnp.zeros((num_envs,), bool),
+            actor_state=actor_state,
+            returns=EpisodeReturns.zeros(num_envs),
+        )
+
+    def next_row(self, state: StreamState) -> Step:
+        """The row `state` would write next, as far as it is known before acting: its observation and
+        start_of_episode (what PPO's update reads from the bootstrap row); action, reward, discount and extras
+        zero."""
+        num_envs = state.start.shape[0]
+        zeros = jnp.zeros((num_envs,), jnp.float32)
+        extras = jax.tree_util.tree_map(jnp.zeros_like, self._get_extras(state.actor_state))
+        return Step(
+            observation=state.observation,
+            action=jnp.zeros((num_envs,), jnp.int32),
+            reward=zeros,
+            discount=zeros,
+            start_of_episode=state.start,
+            extras=extras,
+        )
+
+    def write_row(self, params, state: StreamState, key: jax.Array):
+        """Writes one row per environment: returns (state, Step [B], StreamOutputs [B])."""
+        num_envs = state.start.shape[0]
+        step_key, reset_key = jax.random.split(key)
+        action, actor_state = self._select_action(params, state.observation, state.actor_state)
+        env_state, timestep = self._step(jax.random.split(step_key, num_envs), state.env_state, action)
+        reset_env_state, reset_observation = self._reset(jax.random.split(reset_key, num_envs))
+        real = jnp.logical_not(state.padding)
+        extras = self._get_extras(actor_state)
+        row = Step(
+            observation=state.observation,
+            action=jnp.where(real, action, 0).astype(jnp.int32),
+            reward=jnp.where(real, timestep.reward, 0.0),
+            discount=jnp.where(real, timestep.discount, 0.0),
+            start_of_episode=state.start,
+            extras=select_envs(real, extras, jax.tree_util.tree_map(jnp.zeros_like, extras)),
+        )
+        returns, episode_return = state.returns.add(timestep.reward, timestep.last, real)
+        new_state = StreamState(
+            env_state=select_envs(real, env_state, reset_env_state),
+            observation=select_envs(real, timestep.observation, reset_observation),
+            start=state.padding,
+            padding=jnp.logical_and(real, timestep.last),
+            actor_state=select_envs(real, actor_state, self._on_episode_start(state.actor_state)),
+            returns=returns,
+        )
+        return new_state, row, StreamOutputs(real=real, episode_return=episode_return)
+
+    def unroll(self, params, state: StreamState, key: jax.Array, length: int):
+        """`length` rows per environment by `lax.scan`: returns (state, Step [B, length], StreamOutputs [length, B])."""
+
+        def body(state, key):
+            state, row, outputs = self.write_row(params, state, key)
+            return state, (row, outputs)
+
+        state, (rows, outputs) = jax.lax.scan(body, state, jax.random.split(key, length))
+        rows = jax.tree_util.tree_map(lambda x: jnp.swapaxes(x, 0, 1), rows)
+        return state, rows, outputs

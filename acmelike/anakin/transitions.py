@@ -1,0 +1,124 @@
+"""TransitionRecorder: a batch of JAX environments acting under an `ActorCore`, one `StepRecord` per step, and
+`n_step_transitions`, which turns n consecutive records into the n-step `Transition`s that an
+`NStepTransitionAdder` writes, so DQN's `update_step` consumes them unchanged.
+
+Records go into a flashbax trajectory buffer (time axis per environment); sampling sequences of n records and
+reducing them on the device replaces the adder's host-side n-step buffer.
+
+    recorder = TransitionRecorder(environment, policy)
+    state = recorder.init(key, num_envs)
+    state, records, episode_returns = recorder.unroll(params, state, key, length)   # records [B, length]
+    transitions = n_step_transitions(sampled_records, discount)                     # [N, n] -> [N]
+"""
+
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from acmelike.actors.actor_core import ActorCore
+from acmelike.anakin.environment import JaxEnvironment, select_envs
+from acmelike.anakin.episodes import EpisodeReturns
+from acmelike.types import Transition
+
+
+class StepRecord(NamedTuple):
+    """One environment step: (o_t, a_t, r_t, d_t) with `last` (the episode ended here) and o_{t+1}, the real
+    next observation (the episode's last one when `last`, not the next episode's first)."""
+
+    observation: jax.Array
+    action: jax.Array
+    reward: jax.Array
+    discount: jax.Array
+    last: jax.Array
+    next_observation: jax.Array
+    extras: Any = ()
+
+
+class RecorderState(NamedTuple):
+    env_state: Any
+    observation: jax.Array
+    actor_state: Any
+    returns: EpisodeReturns
+
+
+def n_step_transitions(records: StepRecord, discount: float) -> Transition:
+    """n-step transitions from records shaped [N, n] (n consecutive steps of one environment each).
+
+    For the step at position 0, with m <= n the steps up to and including the episode's last one (m = n if the
+    episode goes on): reward = sum_{k<m} gamma^k (prod_{j<k} d_j) r_k, discount = prod_{k<m} gamma d_k (the total
+    discount, as `Transition` documents), next_observation = the m-th step's next observation. These are the
+    transitions of an `NStepTransitionAdder`, episode ends included (where it writes shorter transitions).
+    """
+    rewards = records.reward.astype(jnp.float32)
+    discounts = discount * records.discount.astype(jnp.float32)
+    # included[k]: no episode ended before step k.
+    ended_before = jnp.cumsum(records.last.astype(jnp.int32), axis=1) - records.last.astype(jnp.int32)
+    included = (ended_before == 0).astype(jnp.float32)
+    # Discount from step 0 to step k (exclusive), and to just after step k (inclusive).
+    to_after = jnp.cumprod(discounts * included + (1.0 - included), axis=1)
+    to_before = jnp.concatenate([jnp.ones_like(to_after[:, :1]), to_after[:, :-1]], axis=1)
+    num_included = jnp.sum(included, axis=1).astype(jnp.int32)
+    index = num_included - 1
+    take = lambda x: jax.vmap(lambda row, i: row[i])(x, index)  # noqa: E731
+    return Transition(
+        observation=records.observation[:, 0],
+        action=records.action[:, 0],
+        reward=jnp.sum(included * to_before * rewards, axis=1),
+        discount=take(to_after),
+        next_observation=take(records.next_observation),
+        extras=jax.tree_util.tree_map(lambda x: x[:, 0], records.extras),
+    )
+
+
+class TransitionRecorder:
+    def __init__(self, environment: JaxEnvironment, policy: ActorCore):
+        self._policy = policy
+        self._reset = jax.vmap(environment.reset)
+        self._step = jax.vmap(environment.step)
+        self._select_action = jax.vmap(policy.select_action, in_axes=(None, 0, 0))
+        self._get_extras = jax.vmap(policy.get_extras)
+        self._on_episode_start = jax.vmap(policy.on_episode_start)
+
+    def init(self, key: jax.Array, num_envs: int) -> RecorderState:
+        env_key, actor_key = jax.random.split(key)
+        env_state, observation = self._reset(jax.random.split(env_key, num_envs))
+        actor_state = self._on_episode_start(jax.vmap(self._policy.init)(jax.random.split(actor_key, num_envs)))
+        return RecorderState(env_state, observation, actor_state, EpisodeReturns.zeros(num_envs))
+
+    def record(self, params, state: RecorderState, key: jax.Array):
+        """One step of every environment (reset right after its episode's last step): returns
+        (state, StepRecord [B], episode_return [B], NaN unless an episode ended)."""
+        num_envs = state.observation.shape[0]
+        step_key, reset_key = jax.random.split(key)
+        action, actor_state = self._select_action(params, state.observation, state.actor_state)
+        env_state, timestep = self._step(jax.random.split(step_key, num_envs), state.env_state, action)
+        reset_env_state, reset_observation = self._reset(jax.random.split(reset_key, num_envs))
+        record = StepRecord(
+            observation=state.observation,
+            action=action.astype(jnp.int32),
+            reward=timestep.reward,
+            discount=timestep.discount,
+            last=timestep.last,
+            next_observation=timestep.observation,
+            extras=self._get_extras(actor_state),
+        )
+        returns, episode_return = state.returns.add(timestep.reward, timestep.last, jnp.ones_like(timestep.last))
+        last = timestep.last
+        new_state = RecorderState(
+            env_state=select_envs(last, reset_env_state, env_state),
+            observation=select_envs(last, reset_observation, timestep.observation),
+            actor_state=select_envs(last, self._on_episode_start(actor_state), actor_state),
+            returns=returns,
+        )
+        return new_state, record, episode_return
+
+    def unroll(self, params, state: RecorderState, key: jax.Array, length: int):
+        """`length` steps per environment: returns (state, StepRecord [B, length], episode_return [length, B])."""
+
+        def body(state, key):
+            state, record, episode_return = self.record(params, state, key)
+            return state, (record, episode_return)
+
+        state, (records, episode_returns) = jax.lax.scan(body, state, jax.random.split(key, length))
+        return state, jax.tree_util.tree_map(lambda x: jnp.swapaxes(x, 0, 1), records), episode_returns

@@ -1,0 +1,263 @@
+"""Anakin PPO on gymnax CartPole-v1, 500k steps: compile time and run time apart, and the return reached, against
+a PureJaxRL-style single-file PPO of the same configuration written here (the baseline, measured in this run).
+
+PureJaxRL's CartPole configuration (purejaxrl/ppo.py): 4 environments x 128 steps per update, 5e5 steps, 4 epochs
+of 4 minibatches, Adam 2.5e-4 (linearly annealed) eps 1e-5, gamma 0.99, GAE lambda 0.95, clip 0.2, entropy 0.01,
+value 0.5 (clipped value loss), gradient norm 0.5, tanh MLPs 64x64. Ours runs the PPO agent's own update step
+with the same numbers where PPOConfig has them (no annealing, no value clipping: the agent has neither), through
+`launch.anakin` (the code `--launch anakin` runs): one jitted call of all 976 updates on each side.
+
+Both sides run alternately (`repeats` times, seed = repeat index); run time is the median over repeats, compile
+time is measured once per side (ahead-of-time lower + compile). The return is each run's last-20-episode mean.
+
+    python benchmarks/anakin_ppo.py [--quick] [--out benchmarks/results]
+"""
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+
+from benchmarks.common import finish, header, print_rows, result_row, write_json  # noqa: E402
+
+NUM_ENVS, NUM_STEPS, TOTAL_STEPS = 4, 128, 500_000
+EPOCHS, MINIBATCHES = 4, 4
+LR, GAMMA, GAE_LAMBDA, CLIP, ENT, VF, MAX_GRAD_NORM = 2.5e-4, 0.99, 0.95, 0.2, 0.01, 0.5, 0.5
+NUM_UPDATES = TOTAL_STEPS // NUM_STEPS // NUM_ENVS
+
+
+def make_baseline():
+    """A PureJaxRL-style PPO (own code): returns train(key) -> (episode_return [U, T, B] NaN unless an episode
+    ended there), to be jitted."""
+    import flax.linen as nn
+    import gymnax
+    import optax
+
+    env, params = gymnax.make("CartPole-v1")
+    num_actions = env.action_space(params).n
+
+    class ActorCritic(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            def mlp(out, scale):
+                h = x
+                for _ in range(2):
+                    h = nn.tanh(nn.Dense(64, kernel_init=nn.initializers.orthogonal(np.sqrt(2)))(h))
+                return nn.Dense(out, kernel_init=nn.initializers.orthogonal(scale))(h)
+
+            return mlp(num_actions, 0.01), mlp(1, 1.0)[..., 0]
+
+    network = ActorCritic()
+
+    def schedule(count):
+        return LR * (1.0 - (count // (MINIBATCHES * EPOCHS)) / NUM_UPDATES)
+
+    optimizer = optax.chain(optax.clip_by_global_norm(MAX_GRAD_NORM), optax.adam(schedule, eps=1e-5))
+
+    def train(key):
+        key, init_key, reset_key = jax.random.split(key, 3)
+        net_params = network.init(init_key, jnp.zeros(env.observation_space(params).shape))
+        opt_state = optimizer.init(net_params)
+        obs, env_state = jax.vmap(env.reset, in_axes=(0, None))(jax.random.split(reset_key, NUM_ENVS), params)
+        running = jnp.zeros(NUM_ENVS)
+
+        def env_step(carry, _):
+            net_params, env_state, obs, running, key = carry
+            key, act_key, step_key = jax.random.split(key, 3)
+            logits, value = network.apply(net_params, obs)
+            action = jax.random.categorical(act_key, logits)
+            log_prob = jnp.take_along_axis(jax.nn.log_softmax(logits), action[:, None], 1)[:, 0]
+            obs_next, env_state, reward, done, _ = jax.vmap(env.step, in_axes=(0, 0, 0, None))(
+                jax.random.split(step_key, NUM_ENVS), env_state, action, params
+            )
+            total = running + reward
+            ended = jnp.where(done, total, jnp.nan)
+            record = (obs, action, log_prob, value, reward, done.astype(jnp.float32))
+            return (net_params, env_state, obs_next, jnp.where(done, 0.0, total), key), (record, ended)
+
+        def update(carry, _):
+            (net_params, opt_state), env_carry = carry[:2], carry[2:]
+            env_carry, (batch, ended) = jax.lax.scan(env_step, (net_params,) + env_carry, None, NUM_STEPS)
+            _, env_state, last_obs, running, key = env_carry
+            obs, action, log_prob, value, reward, done = batch
+            _, last_value = network.apply(net_params, last_obs)
+
+            def gae(carry, step):
+                advantage, next_value = carry
+                done_t, value_t, reward_t = step
+                delta = reward_t + GAMMA * next_value * (1 - done_t) - value_t
+                advantage = delta + GAMMA * GAE_LAMBDA * (1 - done_t) * advantage
+                return (advantage, value_t), advantage
+
+            _, advantages = jax.lax.scan(
+                gae, (jnp.zeros_like(last_value), last_value), (done, value, reward), reverse=True, unroll=16
+            )
+            targets = advantages + value
+            data = (obs, action, log_prob, value, advantages, targets)
+
+            def loss_fn(p, minibatch):
+                obs, action, old_log_prob, old_value, advantage, target = minibatch
+                logits, value = network.apply(p, obs)
+                log_probs = jax.nn.log_softmax(logits)
+                new_log_prob = jnp.take_along_axis(log_probs, action[:, None], 1)[:, 0]
+                clipped_value = old_value + jnp.clip(value - old_value, -CLIP, CLIP)
+                value_loss = 0.5 * jnp.maximum(jnp.square(value - target), jnp.square(clipped_value - target)).mean()
+                ratio = jnp.exp(new_log_prob - old_log_prob)
+                advantage = (advantage - advantage.mean()) / (advantage.std() + 1e-8)
+                policy_loss = -jnp.minimum(ratio * advantage, jnp.clip(ratio, 1 - CLIP, 1 + CLIP) * advantage).mean()
+                entropy = -jnp.sum(jnp.exp(log_probs) * log_probs, axis=-1).mean()
+                return policy_loss + VF * value_loss - ENT * entropy
+
+            def sgd(carry, minibatch):
+                p, s = carry
+                grads = jax.grad(loss_fn)(p, minibatch)
+                updates, s = optimizer.update(grads, s, p)
+                return (optax.apply_updates(p, updates), s), None
+
+            def epoch(carry, key):
+                flat = jax.tree_util.tree_map(lambda x: x.reshape((NUM_STEPS * NUM_ENVS,) + x.shape[2:]), data)
+                permutation = jax.random.permutation(key, NUM_STEPS * NUM_ENVS)
+                minibatches = jax.tree_util.tree_map(
+                    lambda x: x[permutation].reshape((MINIBATCHES, -1) + x.shape[1:]), flat
+                )
+                return jax.lax.scan(sgd, carry, minibatches)[0], None
+
+            key, epoch_key = jax.random.split(key)
+            (net_params, opt_state), _ = jax.lax.scan(
+                epoch, (net_params, opt_state), jax.random.split(epoch_key, EPOCHS)
+            )
+            return (net_params, opt_state, env_state, last_obs, running, key), ended
+
+        carry = (net_params, opt_state, env_state, obs, running, key)
+        _, ended = jax.lax.scan(update, carry, None, NUM_UPDATES)
+        return ended
+
+    return train
+
+
+class Clock:
+    """Wall and process CPU seconds since creation."""
+
+    def __init__(self):
+        self._wall, self._cpu = time.perf_counter(), time.process_time()
+
+    def read(self):
+        return time.perf_counter() - self._wall, time.process_time() - self._cpu
+
+
+def last_20_mean(episode_returns: np.ndarray) -> float:
+    """Mean of the last 20 finished episodes in row order ([U, T, B] or [I, K, B], NaN where none ended)."""
+    flat = episode_returns.reshape(-1)
+    return float(np.mean(flat[~np.isnan(flat)][-20:]))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="2 repeats instead of 5")
+    parser.add_argument("--out", default=None, help="results directory (default benchmarks/results)")
+    args = parser.parse_args()
+    repeats = 2 if args.quick else 5
+
+    import launch  # noqa: F401  (import order: JAX substrate before anything else)
+    from agents.ppo import PPOConfig
+    from launch.anakin import AnakinConfig, make_agent, make_chunk
+
+    config = PPOConfig(
+        unroll_length=NUM_STEPS, batch_size=NUM_ENVS, num_epochs=EPOCHS, num_minibatches=MINIBATCHES,
+        learning_rate=LR, discount=GAMMA, gae_lambda=GAE_LAMBDA, clip_epsilon=CLIP, entropy_cost=ENT,
+        value_cost=VF, max_gradient_norm=MAX_GRAD_NORM, hidden_sizes=(64, 64),
+    )
+    agent = make_agent(
+        AnakinConfig(
+            agent="ppo", environment="gymnax/CartPole-v1", max_num_actor_steps=TOTAL_STEPS, agent_config=config
+        )
+    )
+    iterations = TOTAL_STEPS // agent.rows_per_iteration
+    assert iterations == NUM_UPDATES
+
+    def seed_keys(seed):
+        return jnp.stack([jax.random.PRNGKey(seed)])
+
+    # Compile each side once, ahead of time, apart from running (wall and process CPU seconds).
+    clock = Clock()
+    init = jax.jit(jax.vmap(agent.init)).lower(seed_keys(0)).compile()
+    chunk = make_chunk(agent, iterations).lower(init(seed_keys(0)), iterations).compile()
+    ours_compile = clock.read()
+    clock = Clock()
+    baseline = jax.jit(make_baseline()).lower(jax.random.PRNGKey(0)).compile()
+    baseline_compile = clock.read()
+
+    def run_ours(seed):
+        carries = init(seed_keys(seed))
+        jax.block_until_ready(carries)
+        clock = Clock()
+        _, outputs = chunk(carries, iterations)
+        episode_return, real = jax.device_get((outputs.episode_return[0], outputs.real[0]))
+        return clock.read(), last_20_mean(episode_return), int(real.sum())
+
+    def run_baseline(seed):
+        key = jax.random.PRNGKey(seed)
+        clock = Clock()
+        episode_return = jax.device_get(baseline(key))
+        return clock.read(), last_20_mean(episode_return), NUM_UPDATES * NUM_STEPS * NUM_ENVS
+
+    runs = {"ours": [], "baseline": []}
+    for seed in range(repeats):
+        order = [("baseline", run_baseline), ("ours", run_ours)]
+        for side, run in order if seed % 2 == 0 else order[::-1]:
+            (seconds, cpu_seconds), final_return, env_steps = run(seed)
+            runs[side].append({"seed": seed, "seconds": round(seconds, 3), "cpu_seconds": round(cpu_seconds, 3),
+                               "return_last_20": final_return, "env_steps": env_steps})
+            print(
+                f"  {side:8s} seed {seed}: {seconds:.2f} s ({cpu_seconds:.2f} s CPU), {env_steps} env steps, "
+                f"return(last 20) {final_return:.1f}",
+                flush=True,
+            )
+
+    def median(side, field):
+        return statistics.median(r[field] for r in runs[side])
+
+    ours_seconds, baseline_seconds = median("ours", "seconds"), median("baseline", "seconds")
+    ratio_per_seed = [o["seconds"] / b["seconds"] for o, b in zip(runs["ours"], runs["baseline"])]
+    rows = [
+        result_row("anakin_ppo_run_time", ours_seconds, baseline_seconds, "s per 500k steps", 1.0,
+                   ratio=statistics.median(ratio_per_seed), lower_is_better=True, ours_label="launch.anakin PPO",
+                   baseline_label="PureJaxRL-style PPO",
+                   note=f"{NUM_UPDATES} updates of {NUM_ENVS}x{NUM_STEPS}, one jitted call; ratio: median of "
+                   f"{repeats} same-seed pairs"),
+        result_row("anakin_ppo_run_cpu_time", median("ours", "cpu_seconds"), median("baseline", "cpu_seconds"),
+                   "CPU s per 500k steps", 1.0, lower_is_better=True, ours_label="launch.anakin PPO",
+                   baseline_label="PureJaxRL-style PPO",
+                   note="process CPU time (all threads): robust to a busy machine"),
+        result_row("anakin_ppo_compile_time", ours_compile[0], baseline_compile[0], "s", None, lower_is_better=True,
+                   ours_label="launch.anakin PPO", baseline_label="PureJaxRL-style PPO",
+                   note=f"ahead-of-time lower + compile, once per side; CPU s {ours_compile[1]:.1f} vs "
+                   f"{baseline_compile[1]:.1f}"),
+        result_row("anakin_ppo_return", median("ours", "return_last_20"), median("baseline", "return_last_20"),
+                   "return (last 20 episodes, median over seeds)", 0.95,
+                   ours_label="launch.anakin PPO", baseline_label="PureJaxRL-style PPO"),
+    ]
+    print_rows(rows)
+    payload = header("anakin_ppo", quick=args.quick, seeds=list(range(repeats)),
+                     packages=["jax", "jaxlib", "flax", "optax", "gymnax", "flashbax", "numpy"])
+    payload.update(
+        rows=rows,
+        runs=runs,
+        compile_seconds={"ours": round(ours_compile[0], 2), "baseline": round(baseline_compile[0], 2)},
+        compile_cpu_seconds={"ours": round(ours_compile[1], 2), "baseline": round(baseline_compile[1], 2)},
+        config=dict(num_envs=NUM_ENVS, num_steps=NUM_STEPS, total_steps=TOTAL_STEPS, epochs=EPOCHS,
+                    minibatches=MINIBATCHES, learning_rate=LR, baseline_anneals_learning_rate=True),
+    )
+    path = write_json("anakin_ppo", finish(payload), **({"results_dir": args.out} if args.out else {}))
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

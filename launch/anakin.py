@@ -1,0 +1,326 @@
+"""run_anakin: a whole training run as one jitted function of the seed, vmapped over seeds (Anakin).
+
+For environments written in JAX (gymnax, named `gymnax/<id>`). Per seed, one iteration collects rows from a
+batch of environments (`vmap`, `lax.scan` over steps) and applies the agent's own pure `update_step`
+(`launch/anakin_agents.py`). Iterations are scanned in calls of `iterations_per_call`; between calls the host
+turns episode returns into the same logs, learning curve and summary as the other runners, prints progress and
+checks `stop_at_average_return`. Nothing here imports Reverb, TensorFlow or Launchpad.
+
+    summaries = run_anakin(AnakinConfig(agent="ppo", environment="gymnax/CartPole-v1",
+                                        max_num_actor_steps=500_000, seeds=(0, 1, 2, 3)))
+"""
+
+import dataclasses
+import os
+import time
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from launch.anakin_agents import ANAKIN_AGENTS, AnakinAgent, IterationOutputs
+from launch.episode_stats import ReturnTracker, average_return, run_summary, write_summary
+from launch.registry import agent_definition, environment_threshold
+
+
+def parse_seeds(text: str) -> Tuple[int, ...]:
+    """"3" -> (3,); "0-15" -> (0, ..., 15); "0,4,9" and "0-3,8" also. ValueError naming the bad part."""
+    seeds: List[int] = []
+    for part in text.split(","):
+        bounds = part.strip().split("-")
+        try:
+            if len(bounds) == 1:
+                seeds.append(int(bounds[0]))
+            elif len(bounds) == 2 and int(bounds[0]) <= int(bounds[1]):
+                seeds.extend(range(int(bounds[0]), int(bounds[1]) + 1))
+            else:
+                raise ValueError
+        except ValueError:
+            raise ValueError(
+                f"--seeds: cannot read {part!r} in {text!r}; write seeds as 7, 0-15 (inclusive) or 0,3,8-11."
+            ) from None
+    if len(set(seeds)) != len(seeds):
+        raise ValueError(f"--seeds: {text!r} names a seed twice.")
+    return tuple(seeds)
+
+
+@dataclasses.dataclass(frozen=True)
+class AnakinConfig:
+    """One Anakin run.
+
+    Attributes:
+      agent: a name in `launch.anakin_agents.ANAKIN_AGENTS`.
+      environment: `gymnax/<id>`, e.g. gymnax/CartPole-v1.
+      max_num_actor_steps: rows to collect per seed (environment steps; PPO's padding rows count too, see
+        `acmelike.anakin.streams`), rounded down to whole iterations (at least one).
+      seeds: trained side by side in one vmapped call.
+      agent_config: the agent's config (None: its registered defaults).
+      threshold: the return that counts as solved (None: gymnasium's `reward_threshold` of the same id, if any).
+      return_window: episodes averaged for `average_return_last_<N>` and `stop_at_average_return`.
+      run_dir: CSV logs, learning_curve.png and summary.json (one directory per seed when several).
+      stop_at_average_return: stop after the call in which every seed's last `return_window` episodes average at
+        least this.
+      iterations_per_call: iterations scanned per jitted call (progress and early stopping happen between calls).
+      progress_period_s: seconds between progress lines (0: none).
+    """
+
+    agent: str
+    environment: str
+    max_num_actor_steps: int
+    seeds: Tuple[int, ...] = (0,)
+    agent_config: Any = None
+    threshold: Optional[float] = None
+    return_window: int = 20
+    run_dir: Optional[str] = None
+    stop_at_average_return: Optional[float] = None
+    iterations_per_call: int = 64
+    progress_period_s: float = 5.0
+
+    def __post_init__(self):
+        from acmelike.anakin import GYMNAX_PREFIX
+
+        if self.agent not in ANAKIN_AGENTS:
+            raise ValueError(
+                f"Agent {self.agent!r} has no Anakin runner. Choose one of: {', '.join(sorted(ANAKIN_AGENTS))}."
+            )
+        if not self.environment.startswith(GYMNAX_PREFIX):
+            raise ValueError(
+                f"--launch anakin needs an environment written in JAX, named {GYMNAX_PREFIX}<id> "
+                f"(e.g. {GYMNAX_PREFIX}CartPole-v1), got {self.environment!r}."
+            )
+        if self.max_num_actor_steps < 1:
+            raise ValueError(f"AnakinConfig.max_num_actor_steps must be >= 1, got {self.max_num_actor_steps}.")
+        if not self.seeds:
+            raise ValueError("AnakinConfig.seeds must name at least one seed.")
+        if self.return_window < 1:
+            raise ValueError(f"AnakinConfig.return_window must be >= 1, got {self.return_window}.")
+        if self.iterations_per_call < 1:
+            raise ValueError(f"AnakinConfig.iterations_per_call must be >= 1, got {self.iterations_per_call}.")
+
+    @property
+    def resolved_agent_config(self) -> Any:
+        return self.agent_config if self.agent_config is not None else agent_definition(self.agent).config_class()
+
+    @property
+    def resolved_threshold(self) -> Optional[float]:
+        from acmelike.anakin import GYMNAX_PREFIX
+
+        if self.threshold is not None:
+            return self.threshold
+        return environment_threshold(self.environment[len(GYMNAX_PREFIX):])
+
+
+def make_agent(config: AnakinConfig) -> AnakinAgent:
+    from acmelike.anakin import make_gymnax_environment
+
+    return ANAKIN_AGENTS[config.agent](make_gymnax_environment(config.environment), config.resolved_agent_config)
+
+
+def make_chunk(agent: AnakinAgent, length: int):
+    """`chunk(carries [S, ...], num_active) -> (carries, IterationOutputs [S, length, ...])`: `length`
+    iterations per seed, of which the first `num_active` run (the rest leave the carry and output NaN)."""
+
+    def skipped(carry):
+        shapes = jax.eval_shape(agent.iteration, carry)[1]
+        return jax.tree_util.tree_map(
+            lambda s: jnp.full(s.shape, np.nan if jnp.issubdtype(s.dtype, jnp.floating) else 0, s.dtype), shapes
+        )
+
+    def one_seed(carry, num_active):
+        def body(carry, index):
+            # `index` and `num_active` are not batched over seeds, so this stays a real branch under vmap.
+            return jax.lax.cond(index < num_active, agent.iteration, lambda c: (c, skipped(c)), carry)
+
+        return jax.lax.scan(body, carry, jnp.arange(length))
+
+    return jax.jit(jax.vmap(one_seed, in_axes=(0, None)), donate_argnums=0)
+
+
+class _SeedLog:
+    """One seed's episodes: ReturnTracker, actor.csv / learner.csv rows, counts."""
+
+    def __init__(self, seed: int, directory: Optional[str], tracker: ReturnTracker):
+        from acmelike.loggers import CSVLogger, NoOpLogger
+
+        self.seed = seed
+        self.directory = directory
+        self.tracker = tracker
+        self.actor_steps = 0
+        self.learner_steps = 0
+        self.actor_log = CSVLogger(directory, "actor") if directory else NoOpLogger()
+        self.learner_log = CSVLogger(directory, "learner") if directory else NoOpLogger()
+
+    def add(self, outputs: IterationOutputs) -> None:
+        """This seed's outputs of one call: episode_return and real [I, K, B] (rows of iterations in order),
+        learned and metrics [I]. Raises NonFiniteLossError if an update's loss was NaN or infinite."""
+        from acmelike.learners import NonFiniteLossError
+
+        episode_return, real, learned, metrics = outputs
+        learned = np.asarray(learned, bool)
+        losses = np.asarray(metrics["loss"])[learned]
+        if not np.all(np.isfinite(losses)):
+            raise NonFiniteLossError(
+                f"Anakin seed {self.seed}: an update's loss became {losses[~np.isfinite(losses)][0]} after "
+                f"{self.learner_steps + int(np.argmin(np.isfinite(losses)))} updates. Lower the learning rate or "
+                f"check the environment's observations and rewards for NaN/inf."
+            )
+        steps_after_row = self.actor_steps + np.cumsum(real.reshape(-1, real.shape[-1]).sum(axis=1))
+        rows, envs = np.nonzero(~np.isnan(episode_return.reshape(-1, real.shape[-1])))
+        values = episode_return.reshape(-1, real.shape[-1])[rows, envs]
+        for row, value in zip(rows, values):
+            steps = int(steps_after_row[row])
+            self.tracker.add(float(value), steps)
+            self.actor_log.write({"actor_steps": steps, "episodes": self.tracker.episodes, "episode_return": value})
+        self.actor_steps = int(steps_after_row[-1]) if steps_after_row.size else self.actor_steps
+        self.learner_steps += int(learned.sum())
+        if learned.any():
+            means = {name: float(np.mean(np.asarray(value)[learned])) for name, value in metrics.items()}
+            self.learner_log.write({"learner_steps": self.learner_steps, "actor_steps": self.actor_steps, **means})
+
+    def close(self) -> None:
+        self.actor_log.close()
+        self.learner_log.close()
+
+
+def run_anakin(config: AnakinConfig) -> Dict[str, Any]:
+    """Trains every seed of `config`; returns the summary (also `<run_dir>/summary.json`).
+
+    One seed: the other runners' summary (`launch.episode_stats.run_summary`) plus `launch`, `num_envs`,
+    `num_seeds`, `compile_seconds`. Several: `seeds` (one such summary per seed, each also written to
+    `<run_dir>/seed_<n>/`), the seeds' mean `average_return_last_<N>`, how many reached the threshold, and the
+    whole vmapped run's `wall_seconds` and `compile_seconds`.
+    """
+    start = time.time()
+    agent = make_agent(config)
+    num_seeds = len(config.seeds)
+    total = max(1, config.max_num_actor_steps // agent.rows_per_iteration)
+    length = min(config.iterations_per_call, total)
+
+    compile_start = time.time()
+    keys = jnp.stack([jax.random.PRNGKey(seed) for seed in config.seeds])
+    init = jax.jit(jax.vmap(agent.init))
+    carries = init(keys)
+    chunk = make_chunk(agent, length).lower(carries, 0).compile()
+    compile_seconds = time.time() - compile_start
+
+    threshold = config.resolved_threshold
+    logs = [
+        _SeedLog(seed, _seed_dir(config, seed), ReturnTracker(config.return_window, threshold)) for seed in config.seeds
+    ]
+    done, last_print, target = 0, time.time(), config.stop_at_average_return
+    while done < total:
+        active = min(length, total - done)
+        carries, outputs = chunk(carries, active)
+        outputs: IterationOutputs = jax.device_get(outputs)
+        done += active
+        for index, log in enumerate(logs):
+            log.add(jax.tree_util.tree_map(lambda x: x[index], outputs))
+        if config.progress_period_s and time.time() - last_print >= config.progress_period_s:
+            last_print = time.time()
+            averages = " ".join(f"{log.tracker.average:.1f}" for log in logs)
+            print(
+                f"[anakin {config.agent} {config.environment}] iterations {done}/{total} | steps/seed "
+                f"{logs[0].actor_steps} | return(avg{config.return_window}) per seed: {averages}",
+                flush=True,
+            )
+        if target is not None and all(log.tracker.is_full and log.tracker.average >= target for log in logs):
+            break
+    wall_seconds = time.time() - start
+
+    summaries = []
+    for log in logs:
+        log.close()
+        label = _Labels(config.agent, config.environment, log.seed, config.resolved_agent_config)
+        counts = {"actor_steps": log.actor_steps, "learner_steps": log.learner_steps}
+        summary = run_summary(
+            label, log.tracker, counts, wall_seconds,
+            launch="anakin", num_envs=agent.num_envs, num_seeds=num_seeds, compile_seconds=round(compile_seconds, 2),
+        )
+        summaries.append(summary)
+        if log.directory:
+            write_summary(log.directory, summary)
+            _plot(log.directory, label)
+    result = summaries[0] if num_seeds == 1 else _combine(config, summaries, wall_seconds, compile_seconds)
+    if config.run_dir and num_seeds > 1:
+        write_summary(config.run_dir, result)
+    return result
+
+
+@dataclasses.dataclass(frozen=True)
+class _Labels:  # what run_summary reads from an ExperimentConfig
+    agent_name: str
+    environment_name: str
+    seed: int
+    agent_config: Any
+
+    def agent_config_dict(self) -> Dict[str, Any]:
+        return dataclasses.asdict(self.agent_config)
+
+
+def _seed_dir(config: AnakinConfig, seed: int) -> Optional[str]:
+    if not config.run_dir:
+        return None
+    directory = config.run_dir if len(config.seeds) == 1 else os.path.join(config.run_dir, f"seed_{seed}")
+    os.makedirs(directory, exist_ok=True)
+    return directory
+
+
+def _combine(config: AnakinConfig, summaries: Sequence[Dict[str, Any]], wall_seconds: float, compile_seconds: float):
+    averages = [average_return(s) for s in summaries]
+    reached = [s["steps_to_threshold"] for s in summaries]
+    steps = sum(s["env_steps"] for s in summaries)
+    return {
+        "agent": config.agent,
+        "env": config.environment,
+        "launch": "anakin",
+        "num_seeds": len(summaries),
+        "wall_seconds": round(wall_seconds, 2),
+        "compile_seconds": round(compile_seconds, 2),
+        "env_steps_all_seeds": steps,
+        "steps_per_second_all_seeds": round(steps / wall_seconds, 1),
+        f"mean_average_return_last_{config.return_window}": round(float(np.mean(averages)), 2),
+        "threshold": summaries[0]["threshold"],
+        "seeds_reaching_threshold": sum(steps is not None for steps in reached),
+        "seeds": list(summaries),
+    }
+
+
+def _plot(directory: str, label: _Labels) -> None:
+    from acmelike.loggers.plotting import plot_learning_curve
+
+    csv_path = os.path.join(directory, "actor.csv")
+    if os.path.exists(csv_path) and os.path.getsize(csv_path) > 0:
+        plot_learning_curve(
+            csv_path,
+            os.path.join(directory, "learning_curve.png"),
+            x="actor_steps",
+            y="episode_return",
+            window=20,
+            title=f"{label.agent_name} on {label.environment_name} (anakin, seed {label.seed})",
+        )
+
+
+def config_from_arguments(args) -> AnakinConfig:
+    """The AnakinConfig for `python -m launch --launch anakin ...` (its argparse namespace); ValueError naming
+    the argument that does not apply or is wrong."""
+    from launch.registry import make_agent_config
+
+    if args.eval_every:
+        raise ValueError("--launch anakin has no separate evaluator: drop --eval-every (the summary reports the "
+                         "training episodes' returns).")
+    if args.actors != 1:
+        raise ValueError("--launch anakin runs no actor processes: drop --actors (PPO's environments are its "
+                         "batch_size: --config batch_size=N).")
+    return AnakinConfig(
+        agent=args.agent,
+        environment=args.env,
+        max_num_actor_steps=args.steps,
+        seeds=parse_seeds(args.seeds) if args.seeds else (args.seed,),
+        agent_config=make_agent_config(args.agent, args.config),
+        threshold=args.target_return,
+        return_window=args.return_window,
+        run_dir=args.run_dir,
+        stop_at_average_return=args.stop_at_return,
+        progress_period_s=args.progress_seconds,
+    )

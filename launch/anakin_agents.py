@@ -1,0 +1,157 @@
+"""The agents Anakin runs: each agent's builder policy and pure `update_step`, inside one jitted iteration.
+
+An `AnakinAgent` is pure functions of one seed; `launch/anakin.py` vmaps them over seeds and scans them:
+
+    carry = agent.init(key)
+    carry, outputs = agent.iteration(carry)      # collect `rows_per_env` rows per environment, then learn
+
+`outputs.episode_return` and `outputs.real` are [rows_per_env, num_envs] (rows in order, environments within a
+row); `outputs.learned` and `outputs.metrics` (the update's scalars) have no axis.
+"""
+
+import dataclasses
+import math
+from typing import Any, Callable, Dict, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from acmelike.anakin import JaxEnvironment, StepStream, TransitionRecorder, n_step_transitions
+from acmelike.types import ReplaySample, SampleInfo
+
+
+class IterationOutputs(NamedTuple):
+    episode_return: jax.Array  # [K, B]: the return of an episode that ended at that row, NaN elsewhere
+    real: jax.Array  # [K, B] bool: that row was an environment step
+    learned: jax.Array  # bool: the iteration updated the agent (DQN waits for min_replay_size)
+    metrics: Dict[str, jax.Array]  # scalars of the iteration's learning
+
+
+@dataclasses.dataclass(frozen=True)
+class AnakinAgent:
+    name: str
+    init: Callable[[jax.Array], Any]
+    iteration: Callable[[Any], Any]  # carry -> (carry, IterationOutputs)
+    num_envs: int
+    rows_per_env: int  # rows each environment writes per iteration
+    policy_params: Callable[[Any], Any]  # carry -> the acting policy's parameters
+    config: Any
+
+    @property
+    def rows_per_iteration(self) -> int:
+        return self.num_envs * self.rows_per_env
+
+
+def _sample_info(size, batch: int) -> SampleInfo:
+    """Uniform sampling: every item had probability 1 / size (importance weights all equal)."""
+    size = jnp.maximum(jnp.asarray(size, jnp.float32), 1.0)
+    return SampleInfo(
+        key=jnp.zeros((batch,), jnp.int32),
+        probability=jnp.full((batch,), 1.0, jnp.float32) / size,
+        table_size=jnp.full((batch,), size, jnp.float32),
+    )
+
+
+def make_ppo(environment: JaxEnvironment, config) -> AnakinAgent:
+    """PPO: `config.batch_size` environments, each writing one sequence of `unroll_length + 1` rows per update
+    (the last row, the next sequence's first, only bootstraps), exactly as PPO's queue would serve them."""
+    from agents.ppo import PPOBuilder, make_networks
+    from agents.ppo import learning
+
+    networks = make_networks(environment.spec, config)
+    policy = PPOBuilder(config).make_policy(networks=networks, environment_spec=environment.spec)
+    update_step = learning.make_update_step(networks, config)
+    stream = StepStream(environment, policy)
+    num_envs, length = config.batch_size, config.unroll_length
+
+    def init(key):
+        learner_key, stream_key, key = jax.random.split(key, 3)
+        return learning.init_training_state(networks, config, learner_key), stream.init(stream_key, num_envs), key
+
+    def iteration(carry):
+        training_state, stream_state, key = carry
+        key, unroll_key = jax.random.split(key)
+        stream_state, rows, outputs = stream.unroll(training_state.params, stream_state, unroll_key, length)
+        bootstrap = stream.next_row(stream_state)
+        data = jax.tree_util.tree_map(lambda r, b: jnp.concatenate([r, b[:, None]], axis=1), rows, bootstrap)
+        sample = ReplaySample(info=_sample_info(num_envs, num_envs), data=data)
+        training_state, metrics, _ = update_step(training_state, sample)
+        outputs = IterationOutputs(outputs.episode_return, outputs.real, jnp.asarray(True), metrics)
+        return (training_state, stream_state, key), outputs
+
+    return AnakinAgent("ppo", init, iteration, num_envs, length, lambda carry: carry[0].params, config)
+
+
+def make_dqn(environment: JaxEnvironment, config, num_envs: int = 4) -> AnakinAgent:
+    """DQN: `num_envs` environments record steps into a flashbax trajectory buffer; each iteration adds
+    `rows_per_env` steps per environment, then runs `num_sgd_steps_per_step` SGD steps on uniformly sampled
+    n-step transitions, so that samples per inserted transition match `config.samples_per_insert`.
+
+    Uniform replay: `priority_exponent` does not apply (the update's importance weights are all 1); the update's
+    priorities are not used.
+    """
+    import flashbax
+
+    from agents.dqn import DQNBuilder, make_networks
+    from agents.dqn import learning
+
+    sgd_steps = config.num_sgd_steps_per_step
+    inserts = sgd_steps * config.batch_size / config.samples_per_insert  # transitions per iteration
+    rows_per_env = max(1, round(inserts / num_envs))
+    networks = make_networks(environment.spec, config)
+    policy = DQNBuilder(config).make_policy(networks=networks, environment_spec=environment.spec)
+    update_step = learning.make_update_step(networks, config)
+    recorder = TransitionRecorder(environment, policy)
+    time_axis = max(config.max_replay_size // num_envs, config.n_step + rows_per_env)  # steps kept per environment
+    buffer = flashbax.make_trajectory_buffer(
+        add_batch_size=num_envs,
+        sample_batch_size=config.batch_size,
+        sample_sequence_length=config.n_step,
+        period=1,
+        min_length_time_axis=max(config.n_step, math.ceil(config.min_replay_size / num_envs)),
+        max_length_time_axis=time_axis,
+    )
+
+    def init(key):
+        learner_key, recorder_key, key = jax.random.split(key, 3)
+        recorder_state = recorder.init(recorder_key, num_envs)
+        _, example, _ = recorder.record(networks.q_network.init(learner_key), recorder_state, key)
+        buffer_state = buffer.init(jax.tree_util.tree_map(lambda x: x[0], example))
+        return learning.init_training_state(networks, config, learner_key), recorder_state, buffer_state, key
+
+    def sgd_step(training_state, inputs):
+        buffer_state, key = inputs
+        records = buffer.sample(buffer_state, key).experience
+        transitions = n_step_transitions(records, config.discount)
+        size = jnp.where(buffer_state.is_full, time_axis, buffer_state.current_index) * num_envs
+        sample = ReplaySample(info=_sample_info(size, config.batch_size), data=transitions)
+        training_state, metrics, _ = update_step(training_state, sample)
+        return training_state, metrics
+
+    def iteration(carry):
+        training_state, recorder_state, buffer_state, key = carry
+        key, unroll_key, sample_key = jax.random.split(key, 3)
+        recorder_state, records, episode_returns = recorder.unroll(
+            training_state.params, recorder_state, unroll_key, rows_per_env
+        )
+        buffer_state = buffer.add(buffer_state, records)
+        keys = jax.random.split(sample_key, sgd_steps)
+
+        def learn(training_state):
+            return jax.lax.scan(lambda s, k: sgd_step(s, (buffer_state, k)), training_state, keys)
+
+        def wait(training_state):  # the buffer holds fewer than min_replay_size transitions
+            metrics = jax.eval_shape(learn, training_state)[1]
+            return training_state, jax.tree_util.tree_map(lambda m: jnp.full(m.shape, jnp.nan, m.dtype), metrics)
+
+        learned = buffer.can_sample(buffer_state)
+        training_state, metrics = jax.lax.cond(learned, learn, wait, training_state)
+        metrics = {name: jnp.mean(value) for name, value in metrics.items()}
+        outputs = IterationOutputs(episode_returns, jnp.ones_like(episode_returns, bool), learned, metrics)
+        return (training_state, recorder_state, buffer_state, key), outputs
+
+    return AnakinAgent("dqn", init, iteration, num_envs, rows_per_env, lambda carry: carry[0].params, config)
+
+
+# Registered agents (launch/registry.py) that have an Anakin form: name -> make(environment, agent config).
+ANAKIN_AGENTS: Dict[str, Callable[[JaxEnvironment, Any], AnakinAgent]] = {"ppo": make_ppo, "dqn": make_dqn}
