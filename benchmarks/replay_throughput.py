@@ -5,9 +5,10 @@ Data: CartPole-v1 episodes under a uniformly random policy (~22 steps each), col
 single-precision gymnasium adapter, then replayed from memory to both sides.
 
 * Writing (goal >= 0.8). Ours: `NStepTransitionAdder(n_step=3, discount=0.99)` with its defaults (at most 5
-  items in flight), which checks every step against the table's signature before writing it. Baseline: the raw `TrajectoryWriter` writing one item of the same structure per step with the
-  fewest calls: one `append` of the whole step, one `create_item`, `flush(block_until_num_items=5)` (the same
-  bound), `end_episode()` at each episode end. The raw items are 1-step transitions: the n-step sums are part of
+  items in flight), which checks every step against the table's signature before writing it. Baseline: the raw
+  `TrajectoryWriter` writing one item of the same structure per step with the fewest calls: one `append` of
+  the whole step, one `create_item`, `flush(block_until_num_items=5)` (the same bound), `end_episode()` at each
+  episode end. The raw items are 1-step transitions: the n-step sums are part of
   what the adder adds.
 * Sampling (goal >= 0.8). Ours: `acmelike.replay.make_dataset_iterator(batch_size=64)` (numpy `ReplaySample`
   batches). Baseline: one `reverb.TrajectoryDataset.from_table_signature(...)` batched by tf.data, as numpy.

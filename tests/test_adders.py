@@ -53,44 +53,65 @@ def run_episode(adder, num_actions, *, end="termination", discounts=None, episod
         adder.add(action(t), step, extras_at(t) if with_extras else ())
 
 
+NESTED_SPEC = ENV_SPEC._replace(
+    observations={"pixels": specs.Array((2,), np.float32), "step": specs.Array((), np.int32)},
+    rewards={"a": specs.Array((), np.float32), "b": specs.Array((2,), np.float32)},
+)
+# One server for the module: FIFO queues, so reading every item back returns them in insertion order, once each.
+TABLE_SIGNATURES = {
+    "nstep": lambda: NStepTransitionAdder.signature(ENV_SPEC),
+    "unbuffered": lambda: NStepTransitionAdder.signature(ENV_SPEC),
+    "nstep_extras": lambda: NStepTransitionAdder.signature(ENV_SPEC, EXTRAS_SPEC),
+    "nstep_extras_b": lambda: NStepTransitionAdder.signature(ENV_SPEC, EXTRAS_SPEC),
+    "nstep_nested": lambda: NStepTransitionAdder.signature(NESTED_SPEC),
+    "sequence": lambda: SequenceAdder.signature(ENV_SPEC, EXTRAS_SPEC),
+    "sequence_b": lambda: SequenceAdder.signature(ENV_SPEC, EXTRAS_SPEC),
+    "episode": lambda: EpisodeAdder.signature(ENV_SPEC, EXTRAS_SPEC),
+}
+
+
 class Replay:
-    """replay(signature, names) -> reverb.Client of a fresh server with one FIFO queue table per name;
-    replay.tables[name] is the latest server's table."""
+    """The module's server: `client`, `tables[name]` (the server's Table objects), `reset(name)`."""
 
-    def __init__(self):
-        self.servers, self.tables = [], {}
+    def __init__(self, server, tables):
+        self.server, self.tables = server, tables
+        self.client = reverb.Client(f"localhost:{server.port}")
 
-    def __call__(self, signature, names=("q",)):
-        self.tables = {
-            name: reverb.Table(
-                name=name,
-                sampler=reverb.selectors.Fifo(),
-                remover=reverb.selectors.Fifo(),
-                max_size=1000,
-                max_times_sampled=1,
-                rate_limiter=reverb.rate_limiters.MinSize(1),
-                signature=signature,
-            )
-            for name in names
-        }
-        server = reverb.Server(list(self.tables.values()), port=None)
-        self.servers.append(server)
-        return reverb.Client(f"localhost:{server.port}")
+    def reset(self, *names):
+        for name in names or self.tables:
+            self.client.reset(name)
+
+
+@pytest.fixture(scope="module")
+def server():
+    tables = {
+        name: reverb.Table(
+            name=name,
+            sampler=reverb.selectors.Fifo(),
+            remover=reverb.selectors.Fifo(),
+            max_size=1000,
+            max_times_sampled=1,
+            rate_limiter=reverb.rate_limiters.MinSize(1),
+            signature=signature(),
+        )
+        for name, signature in TABLE_SIGNATURES.items()
+    }
+    server = reverb.Server(list(tables.values()), port=None)
+    yield Replay(server, tables)
+    server.stop()
 
 
 @pytest.fixture
-def replay():
-    replay = Replay()
-    yield replay
-    for server in replay.servers:
-        server.stop()
+def replay(server):
+    server.reset()  # every table empty
+    return server
 
 
-def table_size(client, table="q"):
+def table_size(client, table):
     return client.server_info()[table].current_size
 
 
-def read_items(client, table="q"):
+def read_items(client, table):
     """Every item of the table in insertion order, as ReplaySamples (data structured like the signature)."""
     size = table_size(client, table)
     if size == 0:
@@ -101,7 +122,7 @@ def read_items(client, table="q"):
 # NStepTransitionAdder ---------------------------------------------------------------------------------------
 
 
-def transition_items(client, table="q"):
+def transition_items(client, table="nstep"):
     return [
         (s.data.observation.tolist(), int(s.data.action), float(s.data.reward), float(s.data.discount),
          s.data.next_observation.tolist())
@@ -109,13 +130,13 @@ def transition_items(client, table="q"):
     ]
 
 
-def make_nstep(client, n, gamma=0.5, table_names=("q",), **kwargs):
+def make_nstep(client, n, gamma=0.5, table_names=("nstep",), **kwargs):
     return NStepTransitionAdder(client=client, table_names=table_names, n_step=n, discount=gamma, **kwargs)
 
 
 @pytest.mark.parametrize("end", ["termination", "truncation"])
 def test_one_step_transitions(replay, end):
-    client = replay(NStepTransitionAdder.signature(ENV_SPEC))
+    client = replay.client
     run_episode(make_nstep(client, 1), 3, end=end)
     last_discount = 0.0 if end == "termination" else 0.5
     assert transition_items(client) == [
@@ -127,7 +148,7 @@ def test_one_step_transitions(replay, end):
 
 def test_one_step_transitions_over_consecutive_episodes(replay):
     # With n = 1 no window is cut short at the episode end; the final row must still be closed.
-    client = replay(NStepTransitionAdder.signature(ENV_SPEC))
+    client = replay.client
     adder = make_nstep(client, 1)
     run_episode(adder, 2, end="termination", episode=0)
     run_episode(adder, 1, end="truncation", episode=1)
@@ -139,7 +160,7 @@ def test_one_step_transitions_over_consecutive_episodes(replay):
 
 
 def test_three_step_transitions_terminated(replay):
-    client = replay(NStepTransitionAdder.signature(ENV_SPEC))
+    client = replay.client
     run_episode(make_nstep(client, 3), 4, end="termination")  # rewards 1 2 4 8, d = 1 1 1 0, gamma 0.5
     assert transition_items(client) == [
         (obs(0).tolist(), 100, 1 + 0.5 * 2 + 0.25 * 4, 0.125, obs(3).tolist()),
@@ -150,7 +171,7 @@ def test_three_step_transitions_terminated(replay):
 
 
 def test_three_step_transitions_truncated_with_env_discounts(replay):
-    client = replay(NStepTransitionAdder.signature(ENV_SPEC))
+    client = replay.client
     # d = 1, 0.5, 1, 1 (truncation): the env discount inside a window scales later rewards and the total.
     run_episode(make_nstep(client, 3), 4, end="truncation", discounts=[1.0, 0.5, 1.0, 1.0])
     assert transition_items(client) == [
@@ -162,7 +183,7 @@ def test_three_step_transitions_truncated_with_env_discounts(replay):
 
 
 def test_nstep_episode_shorter_than_n_and_consecutive_episodes(replay):
-    client = replay(NStepTransitionAdder.signature(ENV_SPEC))
+    client = replay.client
     adder = make_nstep(client, 3)
     run_episode(adder, 1, end="truncation", episode=0)
     run_episode(adder, 2, end="termination", episode=1)
@@ -174,11 +195,12 @@ def test_nstep_episode_shorter_than_n_and_consecutive_episodes(replay):
 
 
 def test_nstep_extras_and_priorities(replay):
-    client = replay(NStepTransitionAdder.signature(ENV_SPEC, EXTRAS_SPEC), names=("a", "b"))
+    client = replay.client
     priority = lambda transition: 10.0 * transition.reward + transition.extras["logp"]  # noqa: E731
-    adder = make_nstep(client, 2, gamma=1.0, table_names=("a", "b"), priority_fns={"a": priority})
+    adder = make_nstep(client, 2, gamma=1.0, table_names=("nstep_extras", "nstep_extras_b"),
+                       priority_fns={"nstep_extras": priority})
     run_episode(adder, 3, end="termination", with_extras=True)
-    a, b = read_items(client, "a"), read_items(client, "b")
+    a, b = read_items(client, "nstep_extras"), read_items(client, "nstep_extras_b")
     assert [float(s.data.extras["logp"]) for s in a] == [0.0, -1.0, -2.0]
     assert [float(s.data.reward) for s in a] == [3.0, 6.0, 4.0]
     assert [s.info.priority for s in a] == [30.0, 59.0, 38.0]
@@ -186,13 +208,13 @@ def test_nstep_extras_and_priorities(replay):
 
 
 def test_nstep_items_sampleable_before_episode_end(replay):
-    client = replay(NStepTransitionAdder.signature(ENV_SPEC), names=("q", "unbuffered"))
+    client = replay.client
     adder = make_nstep(client, 1)  # max_in_flight_items=5 by default
     adder.add_first(dm_env.restart(obs(0)))
     for t in range(10):
         adder.add(action(t), dm_env.transition(np.float32(1.0), obs(t + 1)))
-    assert table_size(client) >= 10 - 5  # all but max_in_flight_items confirmed, mid-episode
-    assert replay.tables["q"].can_sample(1)
+    assert table_size(client, "nstep") >= 10 - 5  # all but max_in_flight_items confirmed, mid-episode
+    assert replay.tables["nstep"].can_sample(1)
     unbuffered = make_nstep(client, 1, table_names="unbuffered", max_in_flight_items=0)
     unbuffered.add_first(dm_env.restart(obs(0)))
     unbuffered.add(action(0), dm_env.transition(np.float32(1.0), obs(1)))
@@ -215,7 +237,7 @@ def episode_rows(num_actions, episode=0, *, end="termination"):
 ZERO = ([0.0, 0.0], 0, 0.0, 0.0, False, 0.0)
 
 
-def step_items(client, table="q"):
+def step_items(client, table="sequence"):
     """Each item as a list of row tuples (same layout as `episode_rows`)."""
     items = []
     for sample in read_items(client, table):
@@ -230,7 +252,7 @@ def step_items(client, table="q"):
 
 def make_sequence(client, length, period, behavior, **kwargs):
     return SequenceAdder(
-        client=client, table_names="q", sequence_length=length, period=period, end_of_episode_behavior=behavior,
+        client=client, table_names="sequence", sequence_length=length, period=period, end_of_episode_behavior=behavior,
         **kwargs,
     )
 
@@ -245,8 +267,7 @@ def make_sequence(client, length, period, behavior, **kwargs):
 )
 def test_sequence_end_behaviors(replay, behavior, last_item):
     # Rows 0..5 (5 actions + final row); length 3, period 2: items end after rows 3 and 5 (1-based), then the end.
-    length = None if behavior is EndBehavior.TRUNCATE else 3
-    client = replay(SequenceAdder.signature(ENV_SPEC, EXTRAS_SPEC, length))
+    client = replay.client
     run_episode(make_sequence(client, 3, 2, behavior), 5, with_extras=True)
     rows = episode_rows(5)
     expected = [[rows[0], rows[1], rows[2]], [rows[2], rows[3], rows[4]]]
@@ -256,7 +277,8 @@ def test_sequence_end_behaviors(replay, behavior, last_item):
 
 def test_sequence_episode_ending_on_a_write_point_writes_no_extra_item(replay):
     for behavior in (EndBehavior.WRITE, EndBehavior.ZERO_PAD, EndBehavior.TRUNCATE):
-        client = replay(SequenceAdder.signature(ENV_SPEC, EXTRAS_SPEC))
+        replay.reset("sequence")
+        client = replay.client
         run_episode(make_sequence(client, 3, 2, behavior), 4, with_extras=True)  # 5 rows: writes at 3 and 5
         rows = episode_rows(4)
         assert step_items(client) == [rows[0:3], rows[2:5]], behavior
@@ -271,14 +293,14 @@ def test_sequence_episode_ending_on_a_write_point_writes_no_extra_item(replay):
     ],
 )
 def test_sequence_episode_shorter_than_length(replay, behavior, expected_last):
-    client = replay(SequenceAdder.signature(ENV_SPEC, EXTRAS_SPEC))
+    client = replay.client
     run_episode(make_sequence(client, 5, 1, behavior), 2, end="truncation", with_extras=True)
     rows = episode_rows(2, end="truncation")
     assert step_items(client) == [[ZERO if i is None else rows[i] for i in expected_last]]
 
 
 def test_sequence_period_one_overlaps_and_period_beyond_length_skips(replay):
-    client = replay(SequenceAdder.signature(ENV_SPEC, EXTRAS_SPEC))
+    client = replay.client
     run_episode(make_sequence(client, 2, 1, EndBehavior.ZERO_PAD), 3, with_extras=True)
     rows = episode_rows(3)
     assert step_items(client) == [rows[0:2], rows[1:3], rows[2:4]]
@@ -286,14 +308,15 @@ def test_sequence_period_one_overlaps_and_period_beyond_length_skips(replay):
     # Length 2, period 3: windows are rows [0, 2), [3, 5), ...; an episode of 3 rows (2 actions) leaves row 2 in
     # no window, so ZERO_PAD and TRUNCATE write nothing more, while WRITE writes the last 2 rows.
     for behavior, extra in [(EndBehavior.ZERO_PAD, []), (EndBehavior.TRUNCATE, []), (EndBehavior.WRITE, [[1, 2]])]:
-        client = replay(SequenceAdder.signature(ENV_SPEC, EXTRAS_SPEC))
+        replay.reset("sequence")
+        client = replay.client
         run_episode(make_sequence(client, 2, 3, behavior), 2, with_extras=True)
         rows = episode_rows(2)
         assert step_items(client) == [rows[0:2]] + [[rows[i] for i in item] for item in extra], behavior
 
 
 def test_sequence_continue_spans_episodes(replay):
-    client = replay(SequenceAdder.signature(ENV_SPEC, EXTRAS_SPEC))
+    client = replay.client
     adder = make_sequence(client, 3, 2, EndBehavior.CONTINUE)
     run_episode(adder, 5, episode=0, with_extras=True)  # rows 0..5
     run_episode(adder, 2, episode=1, with_extras=True)  # rows 6..8 of the stream
@@ -303,53 +326,52 @@ def test_sequence_continue_spans_episodes(replay):
 
 
 def test_sequence_priorities_and_sampleable_mid_episode(replay):
-    client = replay(SequenceAdder.signature(ENV_SPEC, EXTRAS_SPEC), names=("a", "b"))
+    client = replay.client
     adder = SequenceAdder(
-        client=client, table_names=("a", "b"), sequence_length=2, period=1, end_of_episode_behavior=EndBehavior.WRITE,
-        priority_fns={"b": lambda step: float(step.reward.sum())},
+        client=client, table_names=("sequence", "sequence_b"), sequence_length=2, period=1,
+        end_of_episode_behavior=EndBehavior.WRITE, priority_fns={"sequence_b": lambda step: float(step.reward.sum())},
     )
     run_episode(adder, 6, with_extras=True, last=False)  # no last timestep yet
-    assert table_size(client, "a") == 5  # max_in_flight_items=0 by default: every item confirmed
-    assert replay.tables["a"].can_sample(1) and replay.tables["b"].can_sample(1)
+    assert table_size(client, "sequence") == 5  # max_in_flight_items=0 by default: every item confirmed
+    assert replay.tables["sequence"].can_sample(1) and replay.tables["sequence_b"].can_sample(1)
     run_episode(adder, 1, episode=1, with_extras=True)  # add_first mid-episode drops the partial episode
-    assert [s.info.priority for s in read_items(client, "a")] == [1.0] * 6
+    assert [s.info.priority for s in read_items(client, "sequence")] == [1.0] * 6
     # rows 0..5 of the cut episode: rewards 1 2 4 8 16 32; the new episode has rows (r=1, final 0).
-    assert [s.info.priority for s in read_items(client, "b")] == [3.0, 6.0, 12.0, 24.0, 48.0, 1.0]
+    assert [s.info.priority for s in read_items(client, "sequence_b")] == [3.0, 6.0, 12.0, 24.0, 48.0, 1.0]
 
 
 # EpisodeAdder -----------------------------------------------------------------------------------------------
 
 
 def test_episode_adder_contents_padding_and_too_long(replay):
-    client = replay(EpisodeAdder.signature(ENV_SPEC, EXTRAS_SPEC))
-    adder = EpisodeAdder(client=client, table_names="q", max_sequence_length=4)
+    client = replay.client
+    adder = EpisodeAdder(client=client, table_names="episode", max_sequence_length=4)
     run_episode(adder, 2, episode=0, with_extras=True)
     run_episode(adder, 3, episode=1, end="truncation", with_extras=True)
     with pytest.raises(InvalidStepError, match=r"EpisodeAdder.add \(step 4 of the episode.*max_sequence_length=4"):
         run_episode(adder, 4, episode=2, with_extras=True)  # 5 rows
     run_episode(adder, 1, episode=3, with_extras=True)  # the adder recovers after the error
-    assert step_items(client) == [episode_rows(2, 0), episode_rows(3, 1, end="truncation"), episode_rows(1, 3)]
+    assert step_items(client, "episode") == [
+        episode_rows(2, 0), episode_rows(3, 1, end="truncation"), episode_rows(1, 3)
+    ]
 
-    client = replay(EpisodeAdder.signature(ENV_SPEC, EXTRAS_SPEC, sequence_length=4))
-    padded = EpisodeAdder(client=client, table_names="q", max_sequence_length=4, padding_fn=np.zeros)
+    padded = EpisodeAdder(client=client, table_names="episode", max_sequence_length=4, padding_fn=np.zeros)
     run_episode(padded, 1, with_extras=True)
-    assert step_items(client) == [episode_rows(1) + [ZERO, ZERO]]
+    assert step_items(client, "episode") == [episode_rows(1) + [ZERO, ZERO]]
 
 
 # Errors and imports -----------------------------------------------------------------------------------------
 
 
 def test_errors_add_before_add_first_and_extras_change(replay):
+    client = replay.client
     cases = [
-        (lambda client: make_nstep(client, 2), NStepTransitionAdder.signature(ENV_SPEC, EXTRAS_SPEC)),
-        (lambda client: make_sequence(client, 2, 1, EndBehavior.ZERO_PAD),
-         SequenceAdder.signature(ENV_SPEC, EXTRAS_SPEC)),
-        (lambda client: EpisodeAdder(client=client, table_names="q", max_sequence_length=10),
-         EpisodeAdder.signature(ENV_SPEC, EXTRAS_SPEC)),
+        (lambda: make_nstep(client, 2, table_names="nstep_extras"), "nstep_extras"),
+        (lambda: make_sequence(client, 2, 1, EndBehavior.ZERO_PAD), "sequence"),
+        (lambda: EpisodeAdder(client=client, table_names="episode", max_sequence_length=10), "episode"),
     ]
-    for make_adder, signature in cases:
-        client = replay(signature)
-        adder = make_adder(client)
+    for make_adder, table in cases:
+        adder = make_adder()
         with pytest.raises(ValueError, match="add was called before add_first"):
             adder.add(action(0), dm_env.transition(1.0, obs(1)))
         adder.add_first(dm_env.restart(obs(0)))
@@ -362,9 +384,9 @@ def test_errors_add_before_add_first_and_extras_change(replay):
         adder.add(action(0), dm_env.termination(1.0, obs(1)), extras_at(0))
         with pytest.raises(ValueError, match="before add_first"):  # after the last timestep
             adder.add(action(1), dm_env.transition(1.0, obs(2)), extras_at(1))
-        assert table_size(client) > 0  # the episode itself was written
+        assert table_size(client, table) > 0  # the episode itself was written
     with pytest.raises(ValueError, match="not in table_names"):
-        NStepTransitionAdder(client=client, table_names="q", n_step=1, discount=0.9, priority_fns={"x": None})
+        NStepTransitionAdder(client=client, table_names="nstep", n_step=1, discount=0.9, priority_fns={"x": None})
 
 
 def test_adder_modules_import_neither_tensorflow_nor_reverb():
@@ -377,19 +399,15 @@ def test_adder_modules_import_neither_tensorflow_nor_reverb():
 
 
 def test_nstep_nested_observations_and_rewards(replay):
-    spec = ENV_SPEC._replace(
-        observations={"pixels": specs.Array((2,), np.float32), "step": specs.Array((), np.int32)},
-        rewards={"a": specs.Array((), np.float32), "b": specs.Array((2,), np.float32)},
-    )
-    client = replay(NStepTransitionAdder.signature(spec))
-    adder = make_nstep(client, 2)
+    client = replay.client  # its table has NESTED_SPEC's signature
+    adder = make_nstep(client, 2, table_names="nstep_nested")
     observation = lambda t: {"pixels": obs(t), "step": np.int32(t)}  # noqa: E731
     adder.add_first(dm_env.restart(observation(0)))
     for t in range(2):
         reward = {"a": 1.0 + t, "b": np.array([10.0 * (t + 1), 100.0])}  # float64: stored as float32
         adder.add(action(t), dm_env.transition(reward, observation(t + 1), 1.0 if t == 0 else 0.0))
     adder.add(action(2), dm_env.termination({"a": 0.0, "b": np.zeros(2)}, observation(3)))
-    first, *_ = read_items(client)
+    first, *_ = read_items(client, "nstep_nested")
     assert first.data.observation["step"] == 0 and first.data.next_observation["step"] == 2
     assert first.data.next_observation["pixels"].tolist() == obs(2).tolist()
     assert float(first.data.reward["a"]) == 1 + 0.5 * 2

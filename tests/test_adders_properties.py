@@ -42,7 +42,6 @@ def client():
 
 # Drawing specs and episodes. A leaf spec is (shape, dtype); a spec is a leaf spec or a dict of specs.
 
-LEAF_SPECS = [((), np.float32), ((2,), np.float32), ((2, 3), np.uint8), ((), np.int32), ((3,), np.float64)]
 OBSERVATION_SPECS = [
     ((2,), np.float32),
     ((), np.int32),
@@ -109,22 +108,23 @@ class Episode(NamedTuple):
 
 
 @st.composite
-def episodes(draw, max_length=8, allow_cut=True):
-    """(specs, episodes): a few episodes under one drawn set of specs; the last one always ends properly."""
+def episodes(draw, max_length=8):
+    """A list of 1-3 Episodes under one drawn set of specs; the last one always ends with a last timestep."""
     observation_spec = draw(st.sampled_from(OBSERVATION_SPECS))
     action_spec = draw(st.sampled_from(ACTION_SPECS))
     extras_spec = draw(st.sampled_from(EXTRAS_SPECS))
     reward_shapes, discount_shapes = draw(st.sampled_from(REWARD_DISCOUNT_SPECS))
     reward_form = draw(st.sampled_from(["python", "float32", "float64"]))
     lengths = draw(st.lists(st.integers(1, max_length), min_size=1, max_size=3))
-    ends = [draw(st.sampled_from(["termination", "truncation", "cut"] if allow_cut else ["termination", "truncation"]))
-            for _ in lengths[:-1]] + [draw(st.sampled_from(["termination", "truncation"]))]
+    ends = [draw(st.sampled_from(["termination", "truncation", "cut"])) for _ in lengths[:-1]]
+    ends.append(draw(st.sampled_from(["termination", "truncation"])))
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+
+    def values(spec, n):
+        return [tree_map_specs(lambda shape, dtype: random_value(rng, shape, dtype), spec) for _ in range(n)]
+
     result = []
     for length, end in zip(lengths, ends):
-        def values(spec, n):
-            return [tree_map_specs(lambda shape, dtype: random_value(rng, shape, dtype), spec) for _ in range(n)]
-
         rewards = [
             tree_map_specs(lambda shape, _: random_reward_leaf(rng, shape, reward_form),
                            shapes_to_float_spec(reward_shapes))

@@ -332,7 +332,7 @@ def test_lossless_casts_are_made_and_lossy_ones_refused(tables):
     with pytest.raises(InvalidStepError, match=r"action has shape \(\) and dtype int64.*expects .* dtype int32"):
         adder.add(np.int64(2**40), dm_env.transition(0.0, observation))
     adder.add_first(dm_env.restart(observation))
-    with pytest.raises(InvalidStepError, match=r"observation\['image'\] has shape \(2, 2\) and dtype float64.*lossless"):
+    with pytest.raises(InvalidStepError, match=r"observation\['image'\] has shape \(2, 2\) and dtype float64.*lossl"):
         adder.add(np.int32(0), dm_env.transition(0.0, {"image": np.ones((2, 2)), "count": 4}))
 
 

@@ -142,9 +142,9 @@ class ReverbAdder(Adder):
     def add(self, action: NestedArray, next_timestep: dm_env.TimeStep, extras: NestedArray = ()) -> None:
         if not self._in_episode:
             raise ValueError(
-                f"{type(self).__name__}.add was called before add_first: expected add_first(timestep) at the start of every "
-                f"episode (also after a last timestep or a rejected step), but received add() with a timestep of "
-                f"step_type {next_timestep.step_type!r}."
+                f"{type(self).__name__}.add was called before add_first: expected add_first(timestep) at the start "
+                f"of every episode (also after a last timestep or a rejected step), but received add() with a "
+                f"timestep of step_type {next_timestep.step_type!r}."
             )
         if next_timestep.first():
             raise ValueError(
