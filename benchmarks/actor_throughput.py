@@ -54,7 +54,7 @@ def build():
     config = DQNConfig()
     builder = DQNBuilder(config)
     spec = make_environment_spec(make_gymnasium_environment(ENV, seed=SEED))
-    networks = make_networks(spec, hidden_sizes=config.hidden_sizes)
+    networks = make_networks(spec, config)
     params = networks.q_network.init(jax.random.PRNGKey(SEED))
     policy = builder.make_policy(networks=networks, environment_spec=spec)
     return builder, spec, policy, params

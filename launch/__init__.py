@@ -15,12 +15,15 @@ from launch.distributed import (
     make_distributed_program,
     run_distributed,
 )
+from launch.construction import AgentParts
 from launch.experiment import ExperimentConfig
-from launch.registry import AGENTS, make_experiment_config
+from launch.registry import AGENTS, agent_definition, make_experiment_config
 from launch.single_process import run_single_process
 
 __all__ = [
     "AGENTS",
+    "AgentParts",
+    "agent_definition",
     "DistributedRunError",
     "ExperimentConfig",
     "describe_program",

@@ -2,6 +2,7 @@
 
     python -m launch --agent dqn --env CartPole-v1 --steps 100000 --seed 0 --run-dir runs/dqn
     python -m launch --agent dqn --env CartPole-v1 --launch local_mp --actors 2 --steps 100000 --run-dir runs/mp
+    python -m launch --agent dqn --env CartPole-v1 --config learning_rate=5e-4 --config n_step=5
 """
 
 import argparse
@@ -21,7 +22,16 @@ def main(argv=None) -> int:
     parser.add_argument("--steps", type=int, default=100_000, help="environment steps to train for")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--run-dir", default=None, help="where CSV logs, learning_curve.png and summary.json go")
+    parser.add_argument(
+        "--config", action="append", default=[], metavar="FIELD=VALUE",
+        help="set a field of the agent's config (repeatable), e.g. --config learning_rate=3e-4",
+    )
     parser.add_argument("--eval-every", type=int, default=0, help="actor steps between evaluations (0: none)")
+    parser.add_argument(
+        "--target-return", type=float, default=None,
+        help="the return that counts as solved, for environments gymnasium gives no reward_threshold",
+    )
+    parser.add_argument("--return-window", type=int, default=20, help="episodes averaged in the summary")
     parser.add_argument("--progress-seconds", type=float, default=5.0, help="seconds between progress lines")
     parser.add_argument(
         "--stop-at-return", type=float, default=None,
@@ -45,6 +55,9 @@ def main(argv=None) -> int:
             evaluation_every=args.eval_every,
             progress_period_s=args.progress_seconds,
             stop_at_average_return=args.stop_at_return,
+            config_overrides=args.config,
+            target_return=args.target_return,
+            return_window=args.return_window,
         )
     except ValueError as error:
         parser.error(str(error))

@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Optional
 
 from acmelike.counting import Counter
 from launch import nodes
-from launch.episode_stats import ReturnTracker, run_summary, write_summary
+from launch.episode_stats import make_tracker, run_summary, write_config, write_summary
 from launch.experiment import ExperimentConfig
 
 LAUNCH_TYPES = ("local_mt", "local_mp")
@@ -30,7 +30,8 @@ class DistributedRunError(RuntimeError):
 
 
 def make_distributed_program(config: ExperimentConfig, num_actors: int, *, name: str = "acmelike"):
-    """Returns the `launchpad.Program`: replay, counter, learner, `num_actors` actors, evaluator, steps limiter."""
+    """Returns the `launchpad.Program`: replay, counter, learner, `num_actors` actors, an evaluator (unless
+    `config.evaluation_every` is 0), and the steps limiter."""
     import launchpad as lp
 
     if num_actors < 1:
@@ -46,8 +47,9 @@ def make_distributed_program(config: ExperimentConfig, num_actors: int, *, name:
     with program.group("actor"):
         for index in range(num_actors):
             program.add_node(lp.CourierNode(nodes.ActorNode, config, index, replay, learner, counter, run_dir))
-    with program.group("evaluator"):
-        program.add_node(lp.CourierNode(nodes.EvaluatorNode, config, learner, counter, run_dir))
+    if config.evaluation_every:
+        with program.group("evaluator"):
+            program.add_node(lp.CourierNode(nodes.EvaluatorNode, config, learner, counter, run_dir))
     with program.group("steps_limiter"):
         program.add_node(lp.CourierNode(nodes.StepsLimiter, counter, config.max_num_actor_steps, run_dir))
     return program
@@ -105,9 +107,15 @@ def run_distributed(
         raise ValueError(f"Unknown launch type {launch_type!r}. Choose one of: {', '.join(LAUNCH_TYPES)}.")
     if not config.run_dir:
         raise ValueError("run_distributed needs config.run_dir: nodes report progress, logs and failures there.")
+    if config.stop_at_average_return is not None and not config.evaluation_every:
+        raise ValueError(
+            "A distributed run stops at a target return when an evaluation round reaches it: "
+            "set evaluation_every (--eval-every) > 0 together with stop_at_average_return (--stop-at-return)."
+        )
     run_dir = os.path.abspath(config.run_dir)
     config = dataclasses.replace(config, run_dir=run_dir)
     os.makedirs(run_dir, exist_ok=True)
+    write_config(config, run_dir)
     for stale in glob.glob(os.path.join(run_dir, nodes.FAILURES_DIR, "*.txt")) + [os.path.join(run_dir, "progress.json")]:
         if os.path.exists(stale):
             os.remove(stale)
@@ -208,7 +216,7 @@ def _summary(config: ExperimentConfig, run_dir: str, num_actors: int, launch_typ
     for index in range(num_actors):
         episodes += _read_csv(os.path.join(run_dir, f"actor_{index}.csv"))
     episodes.sort(key=lambda row: float(row["actor_steps"]))
-    tracker = ReturnTracker()
+    tracker = make_tracker(config)
     for row in episodes:
         tracker.add(float(row["episode_return"]), int(float(row["actor_steps"])))
     evaluation = _last_evaluation(run_dir)

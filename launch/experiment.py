@@ -1,7 +1,7 @@
 """ExperimentConfig: everything a runner needs, as factories, so each process can build its own copy."""
 
 import dataclasses
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Dict, Optional
 
 import dm_env
 
@@ -11,21 +11,25 @@ from acmelike.specs import EnvironmentSpec
 
 @dataclasses.dataclass(frozen=True)
 class ExperimentConfig:
-    """One experiment, runnable by `run_single_process` (and by distributed runners).
+    """One experiment, runnable by `run_single_process` and by `run_distributed`.
 
     Attributes:
-      builder: the agent.
-      environment_factory: seed -> a dm_env environment. Called once per actor/evaluator, with distinct seeds.
+      builder: the agent; `builder.config` holds its hyperparameters.
+      environment_factory: seed -> a dm_env environment. Called once per actor/evaluator, with distinct seeds
+        (`launch.construction` derives them).
       network_factory: environment spec -> the agent's networks. Raises ValueError when the spec does not fit.
       max_num_actor_steps: environment steps to train for (the run ends after the episode that reaches it).
       seed: seeds networks, actors and environments.
-      evaluation_every: actor steps between evaluations with the evaluation policy; 0 disables evaluation.
+      evaluation_every: actor steps between evaluations with the evaluation policy; 0: no evaluator at all.
       num_evaluation_episodes: episodes per evaluation.
-      run_dir: where CSV logs, the learning-curve PNG and summary.json go; None writes nothing to disk.
+      run_dir: where CSV logs, the learning-curve PNG, config.json and summary.json go; None writes nothing.
       agent_name, environment_name: labels for logs and the summary.
       progress_period_s: seconds between progress lines on the terminal.
-      stop_at_average_return: end training early once the last 20 episodes average at least this (None: never).
-        A distributed program stops once an evaluation round averages at least this.
+      threshold: the return that counts as solving the environment (gymnasium's `reward_threshold`, or the
+        user's `--target-return`); the summary reports the first step at which the average reached it. None: none.
+      return_window: episodes averaged for the summary's `average_return_last_<N>` and for `stop_at_average_return`.
+      stop_at_average_return: end training early once the last `return_window` episodes average at least this
+        (None: never). A distributed program stops once an evaluation round averages at least this.
     """
 
     builder: ActorLearnerBuilder
@@ -39,23 +43,26 @@ class ExperimentConfig:
     agent_name: str = "agent"
     environment_name: str = "environment"
     progress_period_s: float = 5.0
+    threshold: Optional[float] = None
+    return_window: int = 20
     stop_at_average_return: Optional[float] = None
 
-    def actor_seed(self, index: int) -> int:
-        """Seed of distributed actor `index`'s environment and policy."""
-        return self.seed + 1 + index
+    def __post_init__(self):
+        for name, ok, allowed in (
+            ("max_num_actor_steps", self.max_num_actor_steps >= 1, ">= 1"),
+            ("evaluation_every", self.evaluation_every >= 0, ">= 0 (0: no evaluator)"),
+            ("num_evaluation_episodes", self.num_evaluation_episodes >= 1, ">= 1"),
+            ("return_window", self.return_window >= 1, ">= 1"),
+            ("progress_period_s", self.progress_period_s > 0, "> 0"),
+        ):
+            if not ok:
+                raise ValueError(f"ExperimentConfig.{name} = {getattr(self, name)!r}; it must be {allowed}.")
 
     @property
-    def evaluator_seed(self) -> int:
-        """Seed of the evaluator's environment, far from every actor's (and its policy, when distributed)."""
-        return self.seed + 1_000_003
+    def agent_config(self) -> Any:
+        """The agent's resolved hyperparameters (its frozen config dataclass)."""
+        return self.builder.config
 
-    def __post_init__(self):
-        if self.max_num_actor_steps < 1:
-            raise ValueError(f"ExperimentConfig.max_num_actor_steps must be >= 1, got {self.max_num_actor_steps}.")
-        if self.evaluation_every < 0:
-            raise ValueError(f"ExperimentConfig.evaluation_every must be >= 0 (0 disables), got {self.evaluation_every}.")
-        if self.num_evaluation_episodes < 1:
-            raise ValueError(
-                f"ExperimentConfig.num_evaluation_episodes must be >= 1, got {self.num_evaluation_episodes}."
-            )
+    def agent_config_dict(self) -> Dict[str, Any]:
+        """The agent's config as JSON-ready data (tuples as lists)."""
+        return dataclasses.asdict(self.agent_config)

@@ -19,11 +19,12 @@ from typing import Dict, Optional
 import jax
 import numpy as np
 
+from acmelike import core
 from acmelike.counting import Counter
 from acmelike.loggers import CSVLogger, Dispatcher, NoOpLogger
-from acmelike.specs import EnvironmentSpec, make_environment_spec
 from acmelike.variables import RemoteVariableSource
 from environment_loops import EnvironmentLoop
+from launch.construction import AgentParts
 from launch.experiment import ExperimentConfig
 
 FAILURES_DIR = "failures"
@@ -98,26 +99,16 @@ def report_failures(node_name: str, run_dir: Optional[str]):
         raise
 
 
-def environment_spec(config: ExperimentConfig) -> EnvironmentSpec:
-    environment = config.environment_factory(config.seed)
-    try:
-        return make_environment_spec(environment)
-    finally:
-        close = getattr(environment, "close", None)
-        if close is not None:
-            close()
-
-
 def make_replay_tables(config: ExperimentConfig) -> list:
     """The replay node's tables: inserts may block, since actors and learner run concurrently."""
-    return config.builder.make_replay_tables(environment_spec=environment_spec(config), insert_may_block=True)
+    return AgentParts(config).replay_tables()
 
 
 def _csv_logger(run_dir: Optional[str], label: str):
     return Dispatcher([CSVLogger(run_dir, label)]) if run_dir else NoOpLogger()
 
 
-class LearnerNode:
+class LearnerNode(core.Worker, core.VariableSource):
     """Steps the learner whenever a batch is ready; serves `get_variables` to actors and the evaluator."""
 
     def __init__(self, config: ExperimentConfig, replay, counter, run_dir: Optional[str]):
@@ -126,15 +117,11 @@ class LearnerNode:
         self._run_dir = run_dir
         (counter,) = _stop_aware(counter)
         with report_failures("learner", run_dir):
-            spec = environment_spec(config)
-            networks = config.network_factory(spec)
+            parts = AgentParts(config)
             # The prefetch thread is the only one that waits on the rate limiter, so run() can always see a stop.
             self._iterator = Prefetcher(config.builder.make_dataset_iterator(replay_client=replay))
-            self._learner = config.builder.make_learner(
-                random_key=jax.random.PRNGKey(config.seed),
-                networks=networks,
+            self._learner = parts.learner(
                 dataset=self._iterator,
-                environment_spec=spec,
                 replay_client=replay,
                 counter=Counter(counter, "learner", time_delta=1.0),
                 logger=_csv_logger(run_dir, "learner"),
@@ -155,7 +142,7 @@ class LearnerNode:
                     stop.wait(0.001)
 
 
-class ActorNode:
+class ActorNode(core.Worker):
     """One actor: its own environment and policy, an adder to replay, parameters from the learner."""
 
     def __init__(self, config: ExperimentConfig, index: int, replay, learner, counter, run_dir: Optional[str]):
@@ -163,21 +150,14 @@ class ActorNode:
         self._run_dir = run_dir
         learner, counter = _stop_aware(learner, counter)
         with report_failures(self._name, run_dir):
-            builder = config.builder
-            self._environment = config.environment_factory(config.actor_seed(index))
-            spec = make_environment_spec(self._environment)
-            networks = config.network_factory(spec)
-            self._adder = builder.make_adder(replay_client=replay, environment_spec=spec)
-            self._actor = builder.make_actor(
-                random_key=jax.random.PRNGKey(config.actor_seed(index)),
-                policy=builder.make_policy(networks=networks, environment_spec=spec),
-                environment_spec=spec,
-                variable_source=RemoteVariableSource(learner),
-                adder=self._adder,
-            )
-            self._counter = Counter(counter, "actor", time_delta=1.0)
+            parts = AgentParts(config)
+            self._adder = parts.adder(replay)
+            self._actor = parts.actor(index, variable_source=RemoteVariableSource(learner), adder=self._adder)
             self._loop = EnvironmentLoop(
-                self._environment, self._actor, counter=self._counter, logger=_csv_logger(run_dir, self._name),
+                parts.actor_environment(index),
+                self._actor,
+                counter=Counter(counter, "actor", time_delta=1.0),
+                logger=_csv_logger(run_dir, self._name),
                 label=self._name,
             )
 
@@ -185,49 +165,43 @@ class ActorNode:
         import launchpad as lp
 
         stop = lp.stop_event()
+
         # An insert held back by the rate limiter waits on the learner, which stops sampling at the end: the
         # adder's waits must end when the program does.
-        interrupt = getattr(self._adder, "interrupt", None)
-        if interrupt is not None:
+        def interrupt_at_stop():
+            stop.wait()
+            self._adder.interrupt()
 
-            def interrupt_at_stop():
-                stop.wait()
-                interrupt()
-
-            threading.Thread(target=interrupt_at_stop, name=f"{self._name}-stop", daemon=True).start()
+        threading.Thread(target=interrupt_at_stop, name=f"{self._name}-stop", daemon=True).start()
         with report_failures(self._name, self._run_dir):
             while not stop.is_set():
                 self._loop.run_episode()
             # No final counter flush: the counter node may already be gone, and the budget has been met.
 
 
-class EvaluatorNode:
+class EvaluatorNode(core.Worker):
     """Runs the evaluation policy on the learner's latest parameters every `evaluation_every` actor steps."""
 
     def __init__(self, config: ExperimentConfig, learner, counter, run_dir: Optional[str]):
+        if config.evaluation_every < 1:
+            raise ValueError("EvaluatorNode needs config.evaluation_every >= 1 (0 means: no evaluator node).")
         self._run_dir = run_dir
         self._config = config
         learner, counter = _stop_aware(learner, counter)
         self._counter = counter
         with report_failures("evaluator", run_dir):
-            builder = config.builder
-            environment = config.environment_factory(config.evaluator_seed)
-            spec = make_environment_spec(environment)
-            networks = config.network_factory(spec)
-            self._actor = builder.make_actor(
-                random_key=jax.random.PRNGKey(config.evaluator_seed),
-                policy=builder.make_policy(networks=networks, environment_spec=spec, evaluation=True),
-                environment_spec=spec,
-                variable_source=RemoteVariableSource(learner),
+            parts = AgentParts(config)
+            self._actor = parts.evaluator_actor(variable_source=RemoteVariableSource(learner))
+            self._loop = EnvironmentLoop(
+                parts.evaluator_environment(), self._actor, counter=Counter(time_delta=0.0), logger=NoOpLogger()
             )
-            self._loop = EnvironmentLoop(environment, self._actor, counter=Counter(time_delta=0.0), logger=NoOpLogger())
             self._logger = _csv_logger(run_dir, "evaluator")
 
     def run(self) -> None:
         import launchpad as lp
 
         stop = lp.stop_event()
-        every = self._config.evaluation_every or 10_000
+        every = self._config.evaluation_every
         next_evaluation = every
         with report_failures("evaluator", self._run_dir):
             while not stop.is_set():
@@ -246,7 +220,7 @@ class EvaluatorNode:
                     return
 
 
-class StepsLimiter:
+class StepsLimiter(core.Worker):
     """Stops the program once actors have taken `max_num_actor_steps`; writes `progress.json` as it goes."""
 
     def __init__(self, counter, max_num_actor_steps: int, run_dir: Optional[str], period_s: float = 0.5):

@@ -1,8 +1,9 @@
 """run_single_process: actor, learner and an in-process Reverb server in one thread.
 
-The learner is stepped from the actor's `observe`, whenever every replay table can serve a whole batch. Tables
-are built with `insert_may_block=False`, so the rate limiter only ever holds back the learner: one thread can
-never wait on itself. The loop, in short:
+The learner is stepped from the actor's `observe`, whenever the replay tables can serve what one learner step
+samples (the dataset iterator says how much: `samples_per_next`). Tables are built inside
+`replay.inserts_never_block()`, so rate limiters only ever hold back the learner: one thread never waits on
+itself. The loop, in short:
 
     for each environment step:
         actor.observe(...)                         # the adder inserts into Reverb; never blocks
@@ -12,27 +13,38 @@ never wait on itself. The loop, in short:
 
 import os
 import time
-from typing import Any, Dict, Iterable, Optional
-
-import jax
+from typing import Any, Dict, Mapping, Optional
 
 from acmelike import core
 from acmelike.counting import Counter
 from acmelike.loggers import CSVLogger, Dispatcher, NoOpLogger, TerminalLogger
-from acmelike.specs import make_environment_spec
 from environment_loops import EnvironmentLoop
-from launch.episode_stats import ReturnTracker, run_summary, write_summary
+from launch.construction import AgentParts
+from launch.episode_stats import make_tracker, run_summary, write_config, write_summary
 from launch.experiment import ExperimentConfig
 
 
 class LearningActor(core.Actor):
-    """An actor that steps the learner after each observation, as often as the replay tables allow."""
+    """An actor that steps the learner after each observation, as often as the replay tables allow.
 
-    def __init__(self, actor: core.Actor, learner: core.Learner, iterator, tables: Iterable, batch_sizes: Dict[str, int]):
+    Args:
+      iterator: the learner's dataset wrapped in a `Prefetcher` (`ready()` says whether `next()` returns at once).
+      tables: the in-process tables, by name; `iterator.samples_per_next` says how many items of which table one
+        learner step takes.
+    """
+
+    def __init__(self, actor: core.Actor, learner: core.Learner, iterator, tables: Mapping[str, Any]):
         self._actor = actor
         self._learner = learner
-        self._iterator = iterator  # a Prefetcher: ready() says whether next() returns at once
-        self._tables = [(table, batch_sizes[table.name]) for table in tables]
+        self._iterator = iterator
+        wanted = iterator.samples_per_next
+        if not wanted:
+            raise ValueError(
+                "The single-process runner needs to know what one learner step samples: the builder's "
+                "make_dataset_iterator must return acmelike.replay.make_dataset_iterator's ReplayDataset "
+                "(or an iterator with a `samples_per_next` {table: items} property)."
+            )
+        self._requirements = [(tables[name], count) for name, count in wanted.items()]
 
     def select_action(self, observation):
         return self._actor.select_action(observation)
@@ -51,7 +63,7 @@ class LearningActor(core.Actor):
         while True:
             if self._iterator.ready():
                 self._learner.step()
-            elif all(table.can_sample(batch_size) for table, batch_size in self._tables):
+            elif all(table.can_sample(count) for table, count in self._requirements):
                 time.sleep(1e-4)  # the tables will serve a batch: let the prefetch thread fetch it
             else:
                 return
@@ -69,68 +81,51 @@ def _loggers(config: ExperimentConfig, label: str, terminal: bool):
 def run_single_process(config: ExperimentConfig) -> Dict[str, Any]:
     """Trains `config.builder`'s agent for `config.max_num_actor_steps` environment steps in this process.
 
-    Returns the summary (also written to `<run_dir>/summary.json`): agent, env, env_steps, wall_seconds,
-    average_return_last_20, steps_to_475, steps_per_second, learner_steps, episodes.
+    Returns the summary (`launch.episode_stats.run_summary`, also written to `<run_dir>/summary.json`; the
+    resolved config goes to `<run_dir>/config.json`).
     """
     # Reverb (and with it TensorFlow) only here: importing `launch` stays light.
     import reverb
 
-    from acmelike.replay import Prefetcher
+    from acmelike import replay
 
     start = time.time()
     if config.run_dir:
-        os.makedirs(config.run_dir, exist_ok=True)
-    environment = config.environment_factory(config.seed)
-    spec = make_environment_spec(environment)
-    networks = config.network_factory(spec)  # raises if the spec does not fit the agent
-    builder = config.builder
-    learner_key, actor_key, evaluator_key = jax.random.split(jax.random.PRNGKey(config.seed), 3)
-
-    tables = builder.make_replay_tables(environment_spec=spec, insert_may_block=False)
+        write_config(config, config.run_dir)
+    parts = AgentParts(config)
+    environment = parts.actor_environment(0)
+    with replay.inserts_never_block():
+        tables = parts.replay_tables()
     server = reverb.Server(tables, port=None)
     adder = None
     try:
         client = reverb.Client(f"localhost:{server.port}")
         counter = Counter(time_delta=0.0)
-        iterator = Prefetcher(builder.make_dataset_iterator(replay_client=client))
-        learner = builder.make_learner(
-            random_key=learner_key,
-            networks=networks,
+        iterator = replay.Prefetcher(config.builder.make_dataset_iterator(replay_client=client))
+        learner = parts.learner(
             dataset=iterator,
-            environment_spec=spec,
             replay_client=client,
             counter=Counter(counter, "learner", time_delta=0.0),
             logger=_loggers(config, "learner", terminal=False),
         )
-        adder = builder.make_adder(replay_client=client, environment_spec=spec)
-        actor = builder.make_actor(
-            random_key=actor_key,
-            policy=builder.make_policy(networks=networks, environment_spec=spec),
-            environment_spec=spec,
-            variable_source=learner,
-            adder=adder,
+        adder = parts.adder(client)
+        actor = LearningActor(
+            parts.actor(0, variable_source=learner, adder=adder), learner, iterator, {t.name: t for t in tables}
         )
-        actor = LearningActor(actor, learner, iterator, tables, builder.batch_size_per_learner_step())
         train_loop = EnvironmentLoop(
             environment, actor, counter=Counter(counter, "actor", time_delta=0.0), logger=_loggers(config, "actor", False)
         )
         evaluator = None
         if config.evaluation_every:
-            evaluation_actor = builder.make_actor(
-                random_key=evaluator_key,
-                policy=builder.make_policy(networks=networks, environment_spec=spec, evaluation=True),
-                environment_spec=spec,
-                variable_source=learner,
-            )
             evaluator = EnvironmentLoop(
-                config.environment_factory(config.evaluator_seed),
-                evaluation_actor,
+                parts.evaluator_environment(),
+                parts.evaluator_actor(variable_source=learner),
                 logger=_loggers(config, "evaluator", terminal=True),
                 label="evaluator",
             )
         tracker = _train(config, train_loop, evaluator, counter)
     finally:
-        if adder is not None and hasattr(adder, "close"):
+        if adder is not None:
             adder.close()  # an open writer stream makes server.stop() wait out its 5 s deadline
         server.stop()
 
@@ -142,7 +137,7 @@ def run_single_process(config: ExperimentConfig) -> Dict[str, Any]:
 
 
 def _train(config: ExperimentConfig, train_loop, evaluator: Optional[EnvironmentLoop], counter: Counter):
-    tracker = ReturnTracker()
+    tracker = make_tracker(config)
     next_evaluation = config.evaluation_every
     last_print, start = time.time(), time.time()
     steps = 0
@@ -164,8 +159,8 @@ def _train(config: ExperimentConfig, train_loop, evaluator: Optional[Environment
             counts = counter.get_counts()
             print(
                 f"[{config.agent_name} {config.environment_name}] steps {steps:>8d} | episodes {tracker.episodes:>5d} | "
-                f"return(avg20) {tracker.average:7.1f} | learner steps {int(counts.get('learner_steps', 0)):>7d} | "
-                f"{steps / (now - start):7.0f} steps/s",
+                f"return(avg{tracker.window}) {tracker.average:7.1f} | learner steps "
+                f"{int(counts.get('learner_steps', 0)):>7d} | {steps / (now - start):7.0f} steps/s",
                 flush=True,
             )
     return tracker
@@ -181,6 +176,6 @@ def _plot(config: ExperimentConfig) -> None:
             os.path.join(config.run_dir, "learning_curve.png"),
             x="actor_steps",
             y="episode_return",
-            window=20,
+            window=config.return_window,
             title=f"{config.agent_name} on {config.environment_name} (seed {config.seed})",
         )

@@ -1,9 +1,10 @@
-"""Runs distributed programs for tests/test_distributed.py in a process of its own.
+"""Runs distributed programs for the tests in a process of their own.
 
 Launchpad's stopper signals the launcher process and may kill it, so tests never launch inside pytest.
 
     python tests/distributed_script.py same-config --agent dqn --launch local_mt --steps 3000 --run-dir DIR
     python tests/distributed_script.py fail --launch local_mp --steps 100000 --run-dir DIR
+    python tests/distributed_script.py smoke --agent ppo --launch local_mt --steps 200 --run-dir DIR
 """
 
 import argparse
@@ -11,12 +12,14 @@ import json
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from acmelike.wrappers import make_gymnasium_environment  # noqa: E402
-from launch import DistributedRunError, make_experiment_config, run_distributed, run_single_process  # noqa: E402
+from launch import DistributedRunError, agent_definition, make_experiment_config, run_distributed, run_single_process  # noqa: E402
+from launch.construction import actor_seed  # noqa: E402
 
-FAILING_SEED = 1  # actor_0's environment seed: ExperimentConfig.actor_seed(0) with seed 0
+FAILING_INDEX = 0  # actor_0's environment fails
 
 
 class FailingEnvironment:
@@ -37,14 +40,14 @@ class FailingEnvironment:
         return getattr(self._environment, name)
 
 
-def failing_actor_0_environment(seed: int):
+def failing_actor_0_environment(failing_seed: int, seed: int):
     environment = make_gymnasium_environment("CartPole-v1", seed)
-    return FailingEnvironment(environment, 300) if seed == FAILING_SEED else environment
+    return FailingEnvironment(environment, 300) if seed == failing_seed else environment
 
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("mode", choices=("same-config", "learn", "fail"))
+    parser.add_argument("mode", choices=("same-config", "learn", "fail", "smoke"))
     parser.add_argument("--agent", default="dqn")
     parser.add_argument("--launch", default="local_mt")
     parser.add_argument("--actors", type=int, default=2)
@@ -53,10 +56,19 @@ def main():
     parser.add_argument("--stop-at-return", type=float, default=None)
     parser.add_argument("--run-dir", required=True)
     args = parser.parse_args()
+    factory, overrides = None, ()
+    if args.mode == "smoke":
+        import functools
+
+        from fakes import fake_environment_factory
+
+        definition = agent_definition(args.agent)
+        factory = fake_environment_factory(definition.action_space)
+        overrides = [f"{key}={_text(value)}" for key, value in definition.smoke_config.items()]
     config = make_experiment_config(
-        agent=args.agent, environment="CartPole-v1", max_num_actor_steps=args.steps, seed=0,
+        agent=args.agent, environment="fake" if factory else "CartPole-v1", max_num_actor_steps=args.steps, seed=0,
         run_dir=args.run_dir, evaluation_every=args.eval_every, progress_period_s=5.0,
-        stop_at_average_return=args.stop_at_return,
+        stop_at_average_return=args.stop_at_return, environment_factory=factory, config_overrides=overrides,
     )
     if args.mode == "same-config":
         # The one config object, builder included, runs in one process and then as a distributed program.
@@ -64,8 +76,10 @@ def main():
         print("SINGLE " + json.dumps(single), flush=True)
     if args.mode == "fail":
         import dataclasses
+        import functools
 
-        config = dataclasses.replace(config, environment_factory=failing_actor_0_environment)
+        failing = functools.partial(failing_actor_0_environment, actor_seed(config, FAILING_INDEX))
+        config = dataclasses.replace(config, environment_factory=failing)
     try:
         summary = run_distributed(config, num_actors=args.actors, launch_type=args.launch)
     except DistributedRunError as error:
@@ -73,6 +87,13 @@ def main():
         return 1
     print("DISTRIBUTED " + json.dumps(summary), flush=True)
     return 0
+
+
+def _text(value) -> str:
+    """A config value as `--config` text (tuples as comma-separated items)."""
+    if isinstance(value, tuple):
+        return ",".join(str(item) for item in value)
+    return str(value)
 
 
 if __name__ == "__main__":

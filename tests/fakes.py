@@ -1,10 +1,15 @@
-"""Fakes for fast unit tests: an environment with known episodes and an actor that records its calls."""
+"""The shared test fakes: environments with known episodes (discrete and continuous actions), an actor and an adder
+that record their calls, and a variable source that counts its fetches. Every test file takes its fakes from here."""
 
-from typing import Callable, Optional
+import functools
+from typing import Any, Callable, Optional
 
 import dm_env
 import numpy as np
 from dm_env import specs
+
+from acmelike import core
+from acmelike.adders.base import Adder
 
 
 class FakeEnvironment(dm_env.Environment):
@@ -76,7 +81,43 @@ class FakeEnvironment(dm_env.Environment):
         return specs.BoundedArray((), np.float64, 0.0, 1.0, name="discount")
 
 
-class FakeActor:
+class FakeContinuousEnvironment(FakeEnvironment):
+    """`FakeEnvironment` with a bounded Box action of shape `action_shape` in [-1, 1] (float32).
+
+    Actions outside the bounds raise, as gymnasium's adapter would reject them.
+    """
+
+    def __init__(self, action_shape: tuple = (1,), **kwargs):
+        super().__init__(**kwargs)
+        self.action_shape = action_shape
+
+    def step(self, action) -> dm_env.TimeStep:
+        action = np.asarray(action)
+        if action.shape != self.action_shape or np.any(np.abs(action) > 1.0):
+            raise ValueError(f"FakeContinuousEnvironment: action {action!r} is not in [-1, 1]^{self.action_shape}.")
+        return super().step(action)
+
+    def action_spec(self):
+        return specs.BoundedArray(self.action_shape, np.float32, -1.0, 1.0, name="action")
+
+
+def fake_environment(action_space: str, seed: int, episode_length: int = 10) -> dm_env.Environment:
+    """A fake environment for `action_space` ("discrete" or "continuous"); `seed` is accepted and unused (the
+    fakes are deterministic), so this serves as an `ExperimentConfig.environment_factory`."""
+    del seed
+    if action_space == "discrete":
+        return FakeEnvironment(episode_length=episode_length, observation_shape=(4,))
+    if action_space == "continuous":
+        return FakeContinuousEnvironment(episode_length=episode_length, observation_shape=(4,))
+    raise ValueError(f"No fake environment for action space {action_space!r}.")
+
+
+def fake_environment_factory(action_space: str) -> Callable[[int], dm_env.Environment]:
+    """A picklable seed -> environment factory for `fake_environment(action_space, seed)`."""
+    return functools.partial(fake_environment, action_space)
+
+
+class FakeActor(core.Actor):
     """An `acmelike.core.Actor` that records every call as (name, argument) in `calls`.
 
     `policy(observation) -> action` chooses actions; by default always `np.int32(0)`.
@@ -102,3 +143,39 @@ class FakeActor:
 
     def update(self, wait: bool = False) -> None:
         self.calls.append(("update", wait))
+
+
+class RecordingAdder(Adder):
+    """An `Adder` that records every call: ("first", timestep), ("add", action, next_timestep, extras), ("reset",),
+    ("close",), ("interrupt",)."""
+
+    def __init__(self):
+        self.calls: list = []
+
+    def add_first(self, timestep: dm_env.TimeStep) -> None:
+        self.calls.append(("first", timestep))
+
+    def add(self, action, next_timestep: dm_env.TimeStep, extras=()) -> None:
+        self.calls.append(("add", action, next_timestep, extras))
+
+    def reset(self) -> None:
+        self.calls.append(("reset",))
+
+    def close(self) -> None:
+        self.calls.append(("close",))
+
+    def interrupt(self) -> None:
+        self.calls.append(("interrupt",))
+
+
+class FakeVariableSource(core.VariableSource):
+    """Serves `value` (by default the fetch count as a float32 scalar) under every name; counts fetches in `calls`."""
+
+    def __init__(self, value: Any = None):
+        self.value = value
+        self.calls = 0
+
+    def get_variables(self, names):
+        self.calls += 1
+        value = self.value if self.value is not None else np.full((), self.calls, np.float32)
+        return [value for _ in names]

@@ -28,6 +28,7 @@ def test_agent_learns_cartpole(agent, budget, tmp_path):
     summary = run_single_process(config)
     print(json.dumps(summary))
     assert summary["average_return_last_20"] >= TARGET, summary
+    assert summary["threshold"] == 475.0  # CartPole-v1's reward_threshold, from gymnasium
     assert summary["env_steps"] <= budget + 500, summary  # at most one CartPole episode past the budget
     assert summary["learner_steps"] > 0
     # What a person looks at after a run: CSV logs, a learning curve, the summary.

@@ -3,85 +3,20 @@
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 
-import psutil
 import pytest
+from program_launcher import Launcher, line_after
 from stack import require
 
 require("launchpad")
 
-SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "distributed_script.py")
-
-
-class Launcher:
-    """Runs tests/distributed_script.py, recording every process it starts (to check none outlives it)."""
-
-    def __init__(self, *args, run_dir):
-        self.run_dir = str(run_dir)
-        self.process = subprocess.Popen(
-            [sys.executable, SCRIPT, *map(str, args), "--run-dir", self.run_dir],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        )
-        self.descendants = set()
-
-    def _record(self):
-        try:
-            self.descendants.update(p.pid for p in psutil.Process(self.process.pid).children(recursive=True))
-        except psutil.NoSuchProcess:
-            pass
-
-    def wait(self, timeout):
-        deadline = time.time() + timeout
-        while self.process.poll() is None and time.time() < deadline:
-            self._record()
-            time.sleep(0.2)
-        if self.process.poll() is None:
-            self.kill()
-            pytest.fail(f"launcher still running after {timeout} s:\n{self.process.stdout.read()[-5000:]}")
-        self.output = self.process.stdout.read()
-        return self.process.returncode
-
-    def wait_for_progress(self, timeout):
-        path = os.path.join(self.run_dir, "progress.json")
-        deadline = time.time() + timeout
-        while not os.path.exists(path) and time.time() < deadline and self.process.poll() is None:
-            self._record()
-            time.sleep(0.2)
-        assert os.path.exists(path), "the program never reported progress"
-
-    def left_behind(self):
-        time.sleep(0.5)
-        alive = []
-        for pid in self.descendants:
-            try:
-                process = psutil.Process(pid)
-                if process.status() != psutil.STATUS_ZOMBIE:
-                    alive.append(f"{pid}: {' '.join(process.cmdline())[:200]}")
-            except psutil.NoSuchProcess:
-                pass
-        return alive
-
-    def kill(self):
-        for pid in self.descendants | {self.process.pid}:
-            try:
-                psutil.Process(pid).kill()
-            except psutil.NoSuchProcess:
-                pass
-
-
-def _line(output, prefix):
-    lines = [line for line in output.splitlines() if line.startswith(prefix)]
-    assert lines, f"no {prefix!r} line in:\n{output[-5000:]}"
-    return lines[-1][len(prefix):]
-
-
 def test_node_graph_lists_nodes_groups_and_handles(tmp_path):
     from launch import describe_program, make_distributed_program, make_experiment_config
 
-    config = make_experiment_config(agent="dqn", environment="CartPole-v1", max_num_actor_steps=10, run_dir=str(tmp_path))
+    config = make_experiment_config(
+        agent="dqn", environment="CartPole-v1", max_num_actor_steps=10, run_dir=str(tmp_path), evaluation_every=1000
+    )
     program = make_distributed_program(config, num_actors=3)
     assert sorted(program.groups) == ["actor", "counter", "evaluator", "learner", "replay", "steps_limiter"]
     assert len(program.groups["actor"]) == 3
@@ -93,14 +28,17 @@ def test_node_graph_lists_nodes_groups_and_handles(tmp_path):
     assert "steps_limiter  CourierNode  receives: counter" in text
     with pytest.raises(ValueError, match="num_actors must be >= 1"):
         make_distributed_program(config, num_actors=0)
+    # --eval-every 0: no evaluator node at all.
+    no_evaluation = make_experiment_config(agent="dqn", environment="CartPole-v1", max_num_actor_steps=10, run_dir=str(tmp_path))
+    assert "evaluator" not in make_distributed_program(no_evaluation, num_actors=1).groups
 
 
 @pytest.mark.parametrize("agent", ["dqn", "ppo"])
 def test_same_config_runs_single_process_then_distributed(agent, tmp_path):
     launcher = Launcher("same-config", "--agent", agent, "--launch", "local_mt", "--steps", 6000, run_dir=tmp_path)
     assert launcher.wait(timeout=240) == 0, launcher.output[-5000:]
-    single = json.loads(_line(launcher.output, "SINGLE "))
-    distributed = json.loads(_line(launcher.output, "DISTRIBUTED "))
+    single = json.loads(line_after(launcher.output, "SINGLE "))
+    distributed = json.loads(line_after(launcher.output, "DISTRIBUTED "))
     assert single["env_steps"] >= 6000 and distributed["env_steps"] >= 6000
     assert distributed["learner_steps"] > 0 and distributed["launch"] == "local_mt"
     assert launcher.left_behind() == []
@@ -109,7 +47,7 @@ def test_same_config_runs_single_process_then_distributed(agent, tmp_path):
 def test_local_mp_dqn_runs_to_completion_and_leaves_nothing(tmp_path):
     launcher = Launcher("learn", "--launch", "local_mp", "--steps", 5000, run_dir=tmp_path)
     assert launcher.wait(timeout=240) == 0, launcher.output[-5000:]
-    summary = json.loads(_line(launcher.output, "DISTRIBUTED "))
+    summary = json.loads(line_after(launcher.output, "DISTRIBUTED "))
     assert summary["env_steps"] >= 5000 and summary["learner_steps"] > 0
     assert os.path.exists(tmp_path / "logs"), "local_mp sends each node's output to <run_dir>/logs"
     assert launcher.descendants, "local_mp should have started node processes"
@@ -123,7 +61,7 @@ def test_local_mp_dqn_learns_cartpole_by_the_evaluator(tmp_path):
         "--stop-at-return", 400, run_dir=tmp_path,
     )
     assert launcher.wait(timeout=600) == 0, launcher.output[-5000:]
-    summary = json.loads(_line(launcher.output, "DISTRIBUTED "))
+    summary = json.loads(line_after(launcher.output, "DISTRIBUTED "))
     assert summary["average_evaluator_return"] >= 400, summary
     assert summary["env_steps"] <= budget + 2_000, summary
     assert (tmp_path / "learning_curve.png").stat().st_size > 1000
@@ -136,7 +74,7 @@ def test_failing_node_stops_program_names_node_and_leaves_nothing(launch_type, t
     launcher.wait_for_progress(timeout=120)
     started = time.time()
     assert launcher.wait(timeout=90) == 1, launcher.output[-5000:]
-    failure = _line(launcher.output, "FAILED ")
+    failure = line_after(launcher.output, "FAILED ")
     assert "actor_0" in failure, launcher.output[-5000:]
     assert "injected failure after 300 steps" in launcher.output
     assert time.time() - started < 60, "the program should stop within seconds of the failure"

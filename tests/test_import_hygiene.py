@@ -6,6 +6,8 @@ import sys
 import pytest
 from stack import require
 
+from launch.registry import AGENTS
+
 HEAVY = ("tensorflow", "reverb", "launchpad")
 PURE_JAX_MODULES = [
     "acmelike",
@@ -16,11 +18,9 @@ PURE_JAX_MODULES = [
     "acmelike.adders",
     "acmelike.variables",
     "acmelike.builders",
-    "agents.dqn",
-    "agents.dqn.learning",
-    "agents.ppo",
-    "agents.ppo.learning",
 ]
+# Every registered agent's package and learning step (a new agent is checked without editing this file).
+PURE_JAX_MODULES += [module for package in sorted(set(AGENTS.values())) for module in (package, f"{package}.learning")]
 
 _CHECK = """
 import importlib, sys

@@ -1,18 +1,9 @@
 """VariableClient: update period, forced updates, names."""
 
-import numpy as np
 import pytest
+from fakes import FakeVariableSource as CountingSource
 
 from acmelike.variables import VariableClient
-
-
-class CountingSource:
-    def __init__(self):
-        self.calls = 0
-
-    def get_variables(self, names):
-        self.calls += 1
-        return [np.full((), self.calls, np.float32) for _ in names]
 
 
 def test_fetches_every_update_period_calls():

@@ -12,7 +12,7 @@ from acmelike.adders.base import Adder
 from acmelike.variables import VariableClient
 
 
-class GenericActor(core.Actor):
+class GenericActor(core.Actor, core.Saveable):
     """An `Actor` from an `ActorCore`: keeps the core's state for the actor's life, runs its episode hook in
     `observe_first`, and hands the adder the extras of the state that chose each action.
 
@@ -65,6 +65,13 @@ class GenericActor(core.Actor):
     def update(self, wait: bool = False) -> None:
         if self._variable_client is not None:
             self._variable_client.update(wait)
+
+    def save(self):
+        """The core's state (rng, exploration clock, recurrent state) as host arrays, for checkpoints."""
+        return jax.device_get(self._state)
+
+    def restore(self, state) -> None:
+        self._state = jax.device_put(state)
 
 
 def make_policy_actor(

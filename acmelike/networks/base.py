@@ -14,13 +14,3 @@ class FeedForwardNetwork:
 
     init: Callable[..., Any]
     apply: Callable[..., Any]
-
-
-def from_flax_module(module, dummy_input) -> FeedForwardNetwork:
-    """Wraps a flax.linen module; `dummy_input` is one unbatched input used to initialise parameters."""
-    import jax.numpy as jnp
-
-    def init(key):
-        return module.init(key, jnp.asarray(dummy_input)[None])
-
-    return FeedForwardNetwork(init=init, apply=module.apply)

@@ -1,0 +1,128 @@
+"""The registry as data: every registered agent gets smoke tests; configs from the command line; summaries."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+from fakes import fake_environment_factory
+from program_launcher import Launcher, line_after
+from stack import require
+
+from launch.registry import AGENTS, agent_definition, make_agent_config, make_experiment_config
+
+SMOKE_STEPS = 200
+
+
+def _smoke_overrides(name):
+    return [f"{key}={','.join(map(str, v)) if isinstance(v, tuple) else v}" for key, v in
+            agent_definition(name).smoke_config.items()]
+
+
+def _smoke_config(name, run_dir):
+    definition = agent_definition(name)
+    return make_experiment_config(
+        agent=name, environment="fake", max_num_actor_steps=SMOKE_STEPS, seed=0, run_dir=str(run_dir),
+        environment_factory=fake_environment_factory(definition.action_space),
+        config_overrides=_smoke_overrides(name), progress_period_s=60.0,
+    )
+
+
+@pytest.mark.parametrize("name", sorted(AGENTS))
+def test_every_registered_agent_trains_single_process_on_a_fake_environment(name, tmp_path):
+    require("reverb")
+    from launch import run_single_process
+
+    summary = run_single_process(_smoke_config(name, tmp_path))
+    assert summary["agent"] == name and summary["env_steps"] >= SMOKE_STEPS
+    assert summary["learner_steps"] > 0, f"{name}'s learner never stepped within {SMOKE_STEPS} steps: {summary}"
+    assert json.loads((tmp_path / "config.json").read_text())["agent_config"] == json.loads(json.dumps(summary["config"]))
+
+
+@pytest.mark.parametrize("name", sorted(AGENTS))
+def test_every_registered_agent_runs_as_a_local_mt_program(name, tmp_path):
+    require("launchpad")
+    launcher = Launcher("smoke", "--agent", name, "--launch", "local_mt", "--actors", 2, "--steps", SMOKE_STEPS,
+                        run_dir=tmp_path)
+    assert launcher.wait(timeout=180) == 0, launcher.output[-5000:]
+    summary = json.loads(line_after(launcher.output, "DISTRIBUTED "))
+    assert summary["env_steps"] >= SMOKE_STEPS and summary["launch"] == "local_mt"
+    assert launcher.left_behind() == []
+
+
+def test_every_registered_agent_is_importable_and_named_consistently():
+    for name in AGENTS:
+        definition = agent_definition(name)
+        assert definition.name == name
+        make_agent_config(name, _smoke_overrides(name))  # the smoke config is a valid config
+
+
+def test_unknown_agent_lists_the_registry():
+    with pytest.raises(ValueError, match=rf"Unknown agent 'dqnn'. Choose one of: {', '.join(sorted(AGENTS))}"):
+        agent_definition("dqnn")
+
+
+# --config overrides.
+
+
+def test_overrides_are_parsed_to_the_field_types():
+    config = make_agent_config("dqn", ["learning_rate=5e-4", "n_step=5", "hidden_sizes=32,16", "samples_per_insert=8"])
+    assert config.learning_rate == 5e-4 and config.n_step == 5 and config.hidden_sizes == (32, 16)
+    assert isinstance(config.samples_per_insert, float)
+    assert make_agent_config("ppo", ["normalize_advantages=false"]).normalize_advantages is False
+
+
+@pytest.mark.parametrize(
+    "assignment, message",
+    [
+        ("no_such_field=1", r"DQNConfig has no field 'no_such_field'. Valid fields: batch_size, discount"),
+        ("n_step=three", r"--config n_step='three': expected int"),
+        ("n_step=2.5", r"--config n_step='2.5': expected int"),
+        ("n_step=0", r"DQNConfig.n_step = 0; it must be >= 1"),
+        ("learning_rate", r"--config expects field=value"),
+    ],
+)
+def test_bad_overrides_name_the_field_and_what_is_allowed(assignment, message):
+    with pytest.raises(ValueError, match=message):
+        make_agent_config("dqn", [assignment])
+
+
+def test_bad_override_on_the_command_line_is_a_parser_error():
+    result = subprocess.run(
+        [sys.executable, "-m", "launch", "--agent", "dqn", "--env", "CartPole-v1", "--config", "no_such_field=1"],
+        capture_output=True, text=True, check=False,
+    )
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "Valid fields:" in result.stderr and "learning_rate" in result.stderr
+
+
+def test_command_line_writes_the_resolved_config_and_threshold_fields(tmp_path):
+    require("reverb")
+    result = subprocess.run(
+        [sys.executable, "-m", "launch", "--agent", "dqn", "--env", "CartPole-v1", "--steps", "300",
+         "--config", "learning_rate=5e-4", "--run-dir", str(tmp_path)],
+        capture_output=True, text=True, check=False,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["threshold"] == 475.0 and "steps_to_threshold" in summary  # CartPole's reward_threshold
+    assert "average_return_last_20" in summary and summary["return_window"] == 20
+    assert not any("475" in key or "cartpole" in key.lower() for key in summary)
+    assert json.loads((tmp_path / "config.json").read_text())["agent_config"]["learning_rate"] == 5e-4
+    assert summary["config"]["learning_rate"] == 5e-4
+
+
+def test_threshold_comes_from_gymnasium_else_the_target_return_else_none():
+    assert make_experiment_config(agent="dqn", environment="CartPole-v1", max_num_actor_steps=1).threshold == 475.0
+    factory = fake_environment_factory("discrete")
+    kwargs = dict(agent="dqn", environment="fake", max_num_actor_steps=1, environment_factory=factory)
+    assert make_experiment_config(**kwargs).threshold is None
+    assert make_experiment_config(**kwargs, target_return=30.0).threshold == 30.0
+
+
+def test_an_agent_given_the_wrong_action_space_names_the_agents_that_fit():
+    factory = fake_environment_factory("continuous")
+    with pytest.raises(ValueError) as error:
+        make_experiment_config(agent="dqn", environment="fake", max_num_actor_steps=1, environment_factory=factory)
+    message = str(error.value)
+    assert "DQN" in message and "BoundedArray" in message and "Agents for continuous actions:" in message

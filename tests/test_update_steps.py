@@ -1,0 +1,101 @@
+"""DQN's and PPO's pure update steps against hand-computed values."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from dm_env import specs
+
+from acmelike.specs import EnvironmentSpec
+from acmelike.types import ReplaySample, SampleInfo, Step, Transition
+from agents import dqn, ppo
+from agents.dqn import learning as dqn_learning
+from agents.ppo import learning as ppo_learning
+
+
+def _spec(num_actions=2, observation_size=3):
+    return EnvironmentSpec(
+        observations=specs.Array((observation_size,), np.float32, "observation"),
+        actions=specs.DiscreteArray(num_actions, dtype=np.int32, name="action"),
+        rewards=specs.Array((), np.float32),
+        discounts=specs.BoundedArray((), np.float32, 0.0, 1.0),
+    )
+
+
+def _transitions(batch, rng):
+    data = Transition(
+        observation=rng.normal(size=(batch, 3)).astype(np.float32),
+        action=rng.integers(0, 2, size=(batch,)).astype(np.int32),
+        reward=rng.normal(size=(batch,)).astype(np.float32),
+        discount=np.full((batch,), 0.99, np.float32),
+        next_observation=rng.normal(size=(batch, 3)).astype(np.float32),
+    )
+    info = SampleInfo(key=np.arange(batch, dtype=np.uint64), probability=np.full(batch, 0.1), table_size=np.full(batch, 10))
+    return ReplaySample(info=info, data=data)
+
+
+def test_dqn_copies_the_target_network_every_period_and_returns_one_priority_per_item():
+    config = dqn.DQNConfig(batch_size=8, target_update_period=3, hidden_sizes=(8,))
+    networks = dqn.make_networks(_spec(), config)
+    state = dqn_learning.init_training_state(networks, config, jax.random.PRNGKey(0))
+    update = jax.jit(dqn_learning.make_update_step(networks, config))
+    rng = np.random.default_rng(0)
+    leaves = lambda tree: np.concatenate([np.ravel(x) for x in jax.tree_util.tree_leaves(tree)])  # noqa: E731
+    initial_target = leaves(state.target_params)
+    for step in range(1, 7):
+        sample = _transitions(8, rng)
+        state, metrics, extras = update(state, sample)
+        assert extras["priorities"].shape == (8,) and bool(jnp.all(extras["priorities"] >= 0))
+        target, online = leaves(state.target_params), leaves(state.params)
+        if step % 3 == 0:  # copied at SGD steps 3 and 6 exactly
+            np.testing.assert_array_equal(target, online)
+        else:
+            assert not np.array_equal(target, online)
+            expected = initial_target if step < 3 else last_copy
+            np.testing.assert_array_equal(target, expected)
+        if step % 3 == 0:
+            last_copy = target
+    assert int(state.steps) == 6
+
+
+def test_dqn_priorities_are_the_absolute_td_errors():
+    config = dqn.DQNConfig(batch_size=4, hidden_sizes=(8,), n_step=1)
+    networks = dqn.make_networks(_spec(), config)
+    state = dqn_learning.init_training_state(networks, config, jax.random.PRNGKey(1))
+    sample = _transitions(4, np.random.default_rng(1))
+    _, _, extras = dqn_learning.make_update_step(networks, config)(state, sample)
+    apply, data = networks.q_network.apply, sample.data
+    q = apply(state.params, data.observation)[np.arange(4), data.action]
+    next_online, next_target = apply(state.params, data.next_observation), apply(state.target_params, data.next_observation)
+    target = data.reward + data.discount * next_target[np.arange(4), np.argmax(next_online, axis=-1)]
+    np.testing.assert_allclose(extras["priorities"], np.abs(target - q), rtol=1e-5, atol=1e-6)
+
+
+def test_ppo_masks_the_padding_step_of_a_continue_sequence():
+    # A [1, T + 1] CONTINUE sequence in which an episode ends at step 2 and the next starts at step 3: step 2 is the
+    # padding step (the final observation, with no action of its own) and must carry no gradient.
+    config = ppo.PPOConfig(unroll_length=4, batch_size=1, num_minibatches=1, num_epochs=1, hidden_sizes=(8,),
+                           max_queue_size=1)
+    networks = ppo.make_networks(_spec(), config)
+    state = ppo_learning.init_training_state(networks, config, jax.random.PRNGKey(0))
+    update = jax.jit(ppo_learning.make_update_step(networks, config))
+    rng = np.random.default_rng(0)
+    steps = Step(
+        observation=rng.normal(size=(1, 5, 3)).astype(np.float32),
+        action=np.array([[0, 1, 0, 1, 0]], np.int32),
+        reward=np.ones((1, 5), np.float32),
+        discount=np.array([[1, 0, 0, 1, 1]], np.float32),
+        start_of_episode=np.array([[True, False, False, True, False]]),
+        extras={"log_prob": np.full((1, 5), np.log(0.5), np.float32)},
+    )
+    info = SampleInfo(key=np.zeros(1, np.uint64), probability=np.ones(1), table_size=np.ones(1))
+    _, metrics, _ = update(state, ReplaySample(info=info, data=steps))
+    np.testing.assert_allclose(metrics["mask_fraction"], 3 / 4)  # steps 0, 1, 3 are real; step 2 is padding
+
+    # Changing only the padding step's action and log-prob leaves the update unchanged.
+    altered = steps._replace(action=steps.action.copy(), extras={"log_prob": steps.extras["log_prob"].copy()})
+    altered.action[0, 2] = 1
+    altered.extras["log_prob"][0, 2] = np.log(0.01)
+    new_a, _, _ = update(state, ReplaySample(info=info, data=steps))
+    new_b, _, _ = update(state, ReplaySample(info=info, data=altered))
+    for a, b in zip(jax.tree_util.tree_leaves(new_a.params), jax.tree_util.tree_leaves(new_b.params)):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
