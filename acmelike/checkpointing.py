@@ -149,14 +149,18 @@ class Checkpointer:
             if name.endswith(".tmp"):  # a save that was killed before it completed
                 shutil.rmtree(os.path.join(directory, name), ignore_errors=True)
 
-    def save_if_due(self, step: int) -> Optional[str]:
+    def save_if_due(self, step: int, **metadata: Any) -> Optional[str]:
         """Saves if `every_minutes` have passed since the last save; returns the path written, or None."""
         if self._clock() - self._last_save < self._period_s:
             return None
-        return self.save(step)
+        return self.save(step, **metadata)
 
-    def save(self, step: int) -> str:
-        """Writes the checkpoint of `step` atomically and returns its path (an existing one of that step is kept)."""
+    def save(self, step: int, **metadata: Any) -> str:
+        """Writes the checkpoint of `step` atomically and returns its path (an existing one of that step is kept).
+
+        `metadata` (JSON data) is stored beside the checkpointer's own metadata for this checkpoint only, e.g. how
+        long the run's log files were. With a replay, `replay_sizes` ({table: items}) is added.
+        """
         final = os.path.join(self.directory, checkpoint_name(step))
         self._last_save = self._clock()
         if os.path.exists(final):
@@ -175,9 +179,10 @@ class Checkpointer:
             ocp, checkpointer = _orbax()
             checkpointer.save(os.path.join(temporary, ARRAYS), args=ocp.args.StandardSave(arrays))
         if self._replay_client is not None:
+            metadata["replay_sizes"] = replay_sizes(self._replay_client)
             # Reverb writes a complete checkpoint directory (it ends with a DONE file); moving it is one rename.
             shutil.move(self._replay_client.checkpoint(), os.path.join(temporary, REPLAY))
-        _write_json(os.path.join(temporary, METADATA), {**self._metadata, "step": int(step)})
+        _write_json(os.path.join(temporary, METADATA), {**self._metadata, **metadata, "step": int(step)})
         os.rename(temporary, final)
         for old in list_checkpoints(self.directory)[: -self._max_to_keep]:
             shutil.rmtree(old, ignore_errors=True)
@@ -210,6 +215,11 @@ class Checkpointer:
             self._objects[name].restore(state)
         self._last_save = self._clock()
         return int(stored.get("step", checkpoint_step(path)))
+
+
+def replay_sizes(replay_client) -> dict:
+    """{table: items} of the replay behind `replay_client` (a `reverb.Client`)."""
+    return {name: int(info.current_size) for name, info in replay_client.server_info().items()}
 
 
 def check_metadata(path: str, stored: Mapping[str, Any], expected: Mapping[str, Any]) -> None:

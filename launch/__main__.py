@@ -3,6 +3,7 @@
     python -m launch --agent dqn --env CartPole-v1 --steps 100000 --seed 0 --run-dir runs/dqn
     python -m launch --agent dqn --env CartPole-v1 --launch local_mp --actors 2 --steps 100000 --run-dir runs/mp
     python -m launch --agent dqn --env CartPole-v1 --config learning_rate=5e-4 --config n_step=5
+    python -m launch --resume runs/dqn             # continue a run from its latest checkpoint
 """
 
 import argparse
@@ -10,6 +11,8 @@ import json
 import sys
 
 import launch  # noqa: F401  (orders the JAX/TensorFlow imports before anything else)
+from acmelike.checkpointing import CheckpointError
+from launch.checkpoints import DEFAULT_CHECKPOINT_MINUTES, RunOptions, read_run_options, resume_arguments
 from launch.distributed import LAUNCH_TYPES, DistributedRunError, run_distributed
 from launch.registry import AGENTS, make_experiment_config
 from launch.single_process import run_single_process
@@ -17,8 +20,8 @@ from launch.single_process import run_single_process
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m launch", description=__doc__.splitlines()[0])
-    parser.add_argument("--agent", required=True, help=f"one of: {', '.join(sorted(AGENTS))}")
-    parser.add_argument("--env", required=True, help="a gymnasium environment id, e.g. CartPole-v1")
+    parser.add_argument("--agent", help=f"one of: {', '.join(sorted(AGENTS))}")
+    parser.add_argument("--env", help="a gymnasium environment id, e.g. CartPole-v1")
     parser.add_argument("--steps", type=int, default=100_000, help="environment steps to train for")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--run-dir", default=None, help="where CSV logs, learning_curve.png and summary.json go")
@@ -42,7 +45,19 @@ def main(argv=None) -> int:
         help="single: one process; local_mt / local_mp: a Launchpad program (threads / processes)",
     )
     parser.add_argument("--actors", type=int, default=1, help="actor nodes of a distributed program")
+    parser.add_argument(
+        "--checkpoint-every", type=float, default=None, metavar="MINUTES",
+        help=f"minutes between checkpoints of a run with --run-dir (default {DEFAULT_CHECKPOINT_MINUTES}; "
+        "one is also written at every clean stop)",
+    )
+    parser.add_argument("--tensorboard", action="store_true", help="also write TensorBoard event files")
+    parser.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR from its latest checkpoint")
     args = parser.parse_args(argv)
+    options = _run_options(parser, args)
+    if args.resume:
+        _resume_into(parser, args)
+    elif not (args.agent and args.env):
+        parser.error("--agent and --env are required (or --resume RUN_DIR)")
     if args.launch != "single" and not args.run_dir:
         parser.error("--launch local_mt/local_mp needs --run-dir (node logs, progress and failures go there)")
     try:
@@ -62,7 +77,11 @@ def main(argv=None) -> int:
     except ValueError as error:
         parser.error(str(error))
     if args.launch == "single":
-        summary = run_single_process(config)
+        try:
+            summary = run_single_process(config, options)
+        except CheckpointError as error:
+            print(f"error: {error}", file=sys.stderr, flush=True)
+            return 2
     else:
         try:
             summary = run_distributed(config, num_actors=args.actors, launch_type=args.launch)
@@ -71,6 +90,38 @@ def main(argv=None) -> int:
             return 1
     print(json.dumps(summary), flush=True)
     return 0
+
+
+def _run_options(parser, args) -> RunOptions:
+    saved = read_run_options(args.resume) if args.resume else RunOptions()
+    try:
+        return RunOptions(
+            checkpoint_every_minutes=args.checkpoint_every or saved.checkpoint_every_minutes,
+            tensorboard=args.tensorboard or saved.tensorboard,
+            resume=bool(args.resume),
+        )
+    except ValueError as error:
+        parser.error(str(error))
+
+
+def _resume_into(parser, args) -> None:
+    """Fills `args` from RUN_DIR/config.json; flags given on the command line must agree with it."""
+    try:
+        saved = resume_arguments(args.resume)
+    except CheckpointError as error:
+        parser.error(str(error))
+    for flag, name, value in (("--agent", "agent", args.agent), ("--env", "environment", args.env)):
+        if value is not None and value != saved[name]:
+            parser.error(
+                f"--resume {args.resume}: the run there is {saved[name]!r} ({args.resume}/config.json), not "
+                f"{value!r} as {flag} says. Leave {flag} out to resume it, or choose a new --run-dir."
+            )
+    if args.run_dir is not None and args.run_dir != args.resume:
+        parser.error("--resume RUN_DIR continues RUN_DIR: leave --run-dir out.")
+    args.agent, args.env, args.seed, args.run_dir = saved["agent"], saved["environment"], saved["seed"], args.resume
+    args.steps, args.eval_every = saved["max_num_actor_steps"], saved["evaluation_every"]
+    args.stop_at_return, args.return_window = saved["stop_at_average_return"], saved["return_window"]
+    args.config = saved["config_overrides"] + list(args.config)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from acmelike import core
 from acmelike.counting import Counter
 from acmelike.loggers import CSVLogger, Dispatcher, NoOpLogger, TerminalLogger
 from environment_loops import EnvironmentLoop
+from launch.checkpoints import RunLifecycle, RunOptions
 from launch.construction import AgentParts
 from launch.episode_stats import make_tracker, run_summary, write_config, write_summary
 from launch.experiment import ExperimentConfig
@@ -69,17 +70,22 @@ class LearningActor(core.Actor):
                 return
 
 
-def _loggers(config: ExperimentConfig, label: str, terminal: bool):
+def _loggers(config: ExperimentConfig, label: str, terminal: bool, lifecycle: RunLifecycle, step_key=None):
     loggers = []
     if config.run_dir:
-        loggers.append(CSVLogger(config.run_dir, label))
+        loggers.append(CSVLogger(config.run_dir, label, append=lifecycle.resuming))
     if terminal:
         loggers.append(TerminalLogger(label, time_delta=config.progress_period_s))
+    tensorboard = lifecycle.tensorboard_logger(label, step_key)
+    if tensorboard is not None:
+        loggers.append(tensorboard)
     return Dispatcher(loggers) if loggers else NoOpLogger()
 
 
-def run_single_process(config: ExperimentConfig) -> Dict[str, Any]:
+def run_single_process(config: ExperimentConfig, options: RunOptions = RunOptions()) -> Dict[str, Any]:
     """Trains `config.builder`'s agent for `config.max_num_actor_steps` environment steps in this process.
+
+    With a run directory, `options` add checkpoints (and snapshots), resume and TensorBoard (`launch.checkpoints`).
 
     Returns the summary (`launch.episode_stats.run_summary`, also written to `<run_dir>/summary.json`; the
     resolved config goes to `<run_dir>/config.json`).
@@ -90,13 +96,14 @@ def run_single_process(config: ExperimentConfig) -> Dict[str, Any]:
     from acmelike import replay
 
     start = time.time()
+    lifecycle = RunLifecycle(config, options)  # refuses a run directory holding another run, before writing
     if config.run_dir:
         write_config(config, config.run_dir)
     parts = AgentParts(config)
     environment = parts.actor_environment(0)
     with replay.inserts_never_block():
         tables = parts.replay_tables()
-    server = reverb.Server(tables, port=None)
+    server = reverb.Server(tables, port=None, checkpointer=lifecycle.replay_checkpointer())
     adder = None
     try:
         client = reverb.Client(f"localhost:{server.port}")
@@ -106,24 +113,29 @@ def run_single_process(config: ExperimentConfig) -> Dict[str, Any]:
             dataset=iterator,
             replay_client=client,
             counter=Counter(counter, "learner", time_delta=0.0),
-            logger=_loggers(config, "learner", terminal=False),
+            logger=_loggers(config, "learner", False, lifecycle, "learner_steps"),
         )
         adder = parts.adder(client)
-        actor = LearningActor(
-            parts.actor(0, variable_source=learner, adder=adder), learner, iterator, {t.name: t for t in tables}
-        )
+        acting = parts.actor(0, variable_source=learner, adder=adder)
+        actor = LearningActor(acting, learner, iterator, lifecycle.sampleable_tables(tables))
         train_loop = EnvironmentLoop(
-            environment, actor, counter=Counter(counter, "actor", time_delta=0.0), logger=_loggers(config, "actor", False)
+            environment, actor, counter=Counter(counter, "actor", time_delta=0.0),
+            logger=_loggers(config, "actor", False, lifecycle, "actor_steps"),
         )
         evaluator = None
         if config.evaluation_every:
             evaluator = EnvironmentLoop(
                 parts.evaluator_environment(),
                 parts.evaluator_actor(variable_source=learner),
-                logger=_loggers(config, "evaluator", terminal=True),
+                counter=Counter(counter, "evaluator", time_delta=0.0),  # in the root: checkpointed with it
+                logger=_loggers(config, "evaluator", True, lifecycle, "actor_steps"),
                 label="evaluator",
             )
-        tracker = _train(config, train_loop, evaluator, counter)
+        tracker = make_tracker(config)
+        lifecycle.start(learner=learner, actors={"0": acting}, counter=counter, tracker=tracker,
+                        replay_client=client, environment_spec=parts.spec)
+        _train(config, train_loop, evaluator, counter, tracker, lifecycle)
+        lifecycle.finish(int(counter.get_counts().get("actor_steps", 0)))
     finally:
         if adder is not None:
             adder.close()  # an open writer stream makes server.stop() wait out its 5 s deadline
@@ -136,11 +148,11 @@ def run_single_process(config: ExperimentConfig) -> Dict[str, Any]:
     return summary
 
 
-def _train(config: ExperimentConfig, train_loop, evaluator: Optional[EnvironmentLoop], counter: Counter):
-    tracker = make_tracker(config)
-    next_evaluation = config.evaluation_every
+def _train(config: ExperimentConfig, train_loop, evaluator: Optional[EnvironmentLoop], counter: Counter, tracker,
+           lifecycle: RunLifecycle):
+    steps = first_step = int(counter.get_counts().get("actor_steps", 0))  # > 0 when resumed
+    next_evaluation = steps + config.evaluation_every
     last_print, start = time.time(), time.time()
-    steps = 0
     target = config.stop_at_average_return
     while steps < config.max_num_actor_steps:
         if target is not None and tracker.is_full and tracker.average >= target:
@@ -153,6 +165,7 @@ def _train(config: ExperimentConfig, train_loop, evaluator: Optional[Environment
             evaluator.actor.update(wait=True)  # evaluate the learner's latest parameters
             for _ in range(config.num_evaluation_episodes):
                 evaluator.run_episode()
+        lifecycle.after_episode(steps)
         now = time.time()
         if now - last_print >= config.progress_period_s:
             last_print = now
@@ -160,10 +173,9 @@ def _train(config: ExperimentConfig, train_loop, evaluator: Optional[Environment
             print(
                 f"[{config.agent_name} {config.environment_name}] steps {steps:>8d} | episodes {tracker.episodes:>5d} | "
                 f"return(avg{tracker.window}) {tracker.average:7.1f} | learner steps "
-                f"{int(counts.get('learner_steps', 0)):>7d} | {steps / (now - start):7.0f} steps/s",
+                f"{int(counts.get('learner_steps', 0)):>7d} | {(steps - first_step) / (now - start):7.0f} steps/s",
                 flush=True,
             )
-    return tracker
 
 
 def _plot(config: ExperimentConfig) -> None:

@@ -6,6 +6,7 @@
     tensorboard --logdir runs/0/tensorboard
 """
 
+import atexit
 import math
 import numbers
 import os
@@ -38,6 +39,7 @@ class TensorBoardLogger:
         self._step_key = step_key
         self._writes = 0
         self._writer = SummaryWriter(logdir=self.directory, flush_secs=max(1, int(round(flush_every_s))))
+        atexit.register(self.close)  # runners need not close loggers: what a clean exit logged reaches the file
 
     def write(self, data: LoggingData) -> None:
         self._writes += 1
