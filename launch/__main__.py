@@ -12,7 +12,7 @@ import sys
 
 import launch  # noqa: F401  (orders the JAX/TensorFlow imports before anything else)
 from acmelike.checkpointing import CheckpointError
-from launch.checkpoints import DEFAULT_CHECKPOINT_MINUTES, RunOptions, read_run_options, resume_arguments
+from launch.checkpoints import DEFAULT_CHECKPOINT_MINUTES, RunOptions, read_run_options, resume_arguments, write_run_options
 from launch.distributed import LAUNCH_TYPES, DistributedRunError, run_distributed
 from launch.registry import AGENTS, make_experiment_config
 from launch.single_process import run_single_process
@@ -83,6 +83,9 @@ def main(argv=None) -> int:
             print(f"error: {error}", file=sys.stderr, flush=True)
             return 2
     else:
+        if args.resume:
+            parser.error("--resume continues single-process runs; a Launchpad program cannot resume yet")
+        write_run_options(args.run_dir, options)  # the nodes read --tensorboard from it
         try:
             summary = run_distributed(config, num_actors=args.actors, launch_type=args.launch)
         except DistributedRunError as error:

@@ -126,9 +126,7 @@ class RunLifecycle:
         self.restored_step: Optional[int] = None
         if self.enabled:
             check_run_directory(config, options)
-            os.makedirs(config.run_dir, exist_ok=True)
-            with open(os.path.join(config.run_dir, RUN_OPTIONS), "w") as f:
-                json.dump(dataclasses.asdict(dataclasses.replace(options, resume=False)), f, indent=2)
+            write_run_options(config.run_dir, options)
             if self.resuming:
                 _truncate_logs(config.run_dir, read_metadata(self._latest()).get("logs", {}))
 
@@ -240,14 +238,18 @@ class RunLifecycle:
         """Saves the evaluation policy's current parameters as `<run_dir>/snapshots/<step>/`."""
         if not self.enabled or self._learner is None or self._spec is None:
             return None
-        from launch.registry import AGENTS
+        return save_run_snapshot(self.config, self._learner, self._spec, step)
 
-        (params,) = self._learner.get_variables(["policy"])
-        return save_snapshot(
-            self.config.run_dir, step=step, params=params, agent=self.config.agent_name,
-            agent_package=AGENTS[self.config.agent_name], config=self.config.agent_config,
-            environment_spec=self._spec, environment=self.config.environment_name,
-        )
+
+def save_run_snapshot(config, learner, environment_spec, step: int) -> str:
+    """Saves `learner`'s "policy" variables as `<run_dir>/snapshots/<step>/`, with what rebuilds the agent."""
+    from launch.registry import AGENTS
+
+    (params,) = learner.get_variables(["policy"])
+    return save_snapshot(
+        config.run_dir, step=step, params=params, agent=config.agent_name, agent_package=AGENTS[config.agent_name],
+        config=config.agent_config, environment_spec=environment_spec, environment=config.environment_name,
+    )
 
 
 def _truncate_logs(run_dir: str, sizes: Mapping[str, Any]) -> None:
@@ -260,6 +262,25 @@ def _truncate_logs(run_dir: str, sizes: Mapping[str, Any]) -> None:
             same_columns = f.readline() == header
         if same_columns and os.path.getsize(path) > size:
             os.truncate(path, size)
+
+
+def write_run_options(run_dir: str, options: RunOptions) -> None:
+    """`<run_dir>/run_options.json`: read by `--resume`, and by a distributed program's nodes (`node_logger`)."""
+    os.makedirs(run_dir, exist_ok=True)
+    with open(os.path.join(run_dir, RUN_OPTIONS), "w") as f:
+        json.dump(dataclasses.asdict(dataclasses.replace(options, resume=False)), f, indent=2)
+
+
+def node_logger(run_dir: Optional[str], label: str, step_key: Optional[str] = None):
+    """A distributed node's logger: `<run_dir>/<label>.csv`, plus TensorBoard if the run's options ask for it."""
+    from acmelike.loggers import CSVLogger, Dispatcher, NoOpLogger, TensorBoardLogger
+
+    if not run_dir:
+        return NoOpLogger()
+    loggers = [CSVLogger(run_dir, label)]
+    if read_run_options(run_dir).tensorboard:
+        loggers.append(TensorBoardLogger(os.path.join(run_dir, "tensorboard"), label, step_key=step_key))
+    return Dispatcher(loggers)
 
 
 def read_run_options(run_dir: str) -> RunOptions:
