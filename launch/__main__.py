@@ -4,6 +4,7 @@
     python -m launch --agent dqn --env CartPole-v1 --launch local_mp --actors 2 --steps 100000 --run-dir runs/mp
     python -m launch --agent dqn --env CartPole-v1 --config learning_rate=5e-4 --config n_step=5
     python -m launch --resume runs/dqn             # continue a run from its latest checkpoint
+    python -m launch --agent bc --dataset cartpole/expert-v0 --env CartPole-v1   # offline, from a Minari dataset
 """
 
 import argparse
@@ -52,7 +53,13 @@ def main(argv=None) -> int:
     )
     parser.add_argument("--tensorboard", action="store_true", help="also write TensorBoard event files")
     parser.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR from its latest checkpoint")
+    parser.add_argument(
+        "--dataset", metavar="ID", help="train an offline agent (bc, cql) on this local Minari dataset; "
+        "--steps then counts learner steps",
+    )
     args = parser.parse_args(argv)
+    if args.dataset:
+        return _run_offline(parser, args)
     options = _run_options(parser, args)
     if args.resume:
         _resume_into(parser, args)
@@ -91,6 +98,28 @@ def main(argv=None) -> int:
         except DistributedRunError as error:
             print(f"error: {error}", file=sys.stderr, flush=True)
             return 1
+    print(json.dumps(summary), flush=True)
+    return 0
+
+
+def _run_offline(parser, args) -> int:
+    from acmelike.offline import DatasetSpaceError
+    from launch.offline import DEFAULT_EVALUATION_EVERY, make_offline_config, run_offline
+
+    if not (args.agent and args.env):
+        parser.error("--dataset needs --agent (bc or cql) and --env")
+    try:
+        config = make_offline_config(
+            agent=args.agent, dataset=args.dataset, environment=args.env, learner_steps=args.steps, seed=args.seed,
+            run_dir=args.run_dir, evaluation_every=args.eval_every or DEFAULT_EVALUATION_EVERY,
+            stop_at_average_return=args.stop_at_return, config_overrides=args.config,
+        )
+        summary = run_offline(config)
+    except (DatasetSpaceError, FileNotFoundError) as error:
+        print(f"error: {error}", file=sys.stderr, flush=True)
+        return 2
+    except ValueError as error:
+        parser.error(str(error))
     print(json.dumps(summary), flush=True)
     return 0
 

@@ -243,11 +243,13 @@ class RunLifecycle:
 
 def save_run_snapshot(config, learner, environment_spec, step: int) -> str:
     """Saves `learner`'s "policy" variables as `<run_dir>/snapshots/<step>/`, with what rebuilds the agent."""
+    from launch.offline import OFFLINE_AGENTS
     from launch.registry import AGENTS
 
     (params,) = learner.get_variables(["policy"])
+    package = {**AGENTS, **OFFLINE_AGENTS}[config.agent_name]
     return save_snapshot(
-        config.run_dir, step=step, params=params, agent=config.agent_name, agent_package=AGENTS[config.agent_name],
+        config.run_dir, step=step, params=params, agent=config.agent_name, agent_package=package,
         config=config.agent_config, environment_spec=environment_spec, environment=config.environment_name,
     )
 
