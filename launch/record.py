@@ -69,6 +69,7 @@ def record(
         returns.append(total)
     dataset = env.create_dataset(
         dataset_id=dataset_id,
+        eval_env=environment,
         algorithm_name=f"acmelike {snapshot.agent} snapshot (epsilon {epsilon})" if actor else "uniform random",
         description=f"{episodes} episodes of {environment} recorded by launch.record from {run_dir or 'random'}.",
     )
