@@ -13,7 +13,13 @@ import sys
 
 import launch  # noqa: F401  (orders the JAX/TensorFlow imports before anything else)
 from acmelike.checkpointing import CheckpointError
-from launch.checkpoints import DEFAULT_CHECKPOINT_MINUTES, RunOptions, read_run_options, resume_arguments, write_run_options
+from launch.checkpoints import (
+    DEFAULT_CHECKPOINT_MINUTES,
+    RunOptions,
+    read_run_options,
+    resume_arguments,
+    write_run_options,
+)
 from launch.distributed import LAUNCH_TYPES, DistributedRunError, run_distributed
 from launch.registry import AGENTS, make_experiment_config
 from launch.single_process import run_single_process

@@ -25,7 +25,6 @@ from acmelike.checkpointing import (
     CheckpointError,
     Checkpointer,
     latest_checkpoint,
-    list_checkpoints,
     read_metadata,
     replay_sizes,
 )
@@ -291,11 +290,6 @@ def read_run_options(run_dir: str) -> RunOptions:
         return RunOptions()
     with open(path) as f:
         return RunOptions(**json.load(f))
-
-
-def checkpoint_steps(run_dir: str) -> list:
-    """Steps of the run's complete checkpoints, oldest first."""
-    return [int(os.path.basename(p)) for p in list_checkpoints(os.path.join(run_dir, CHECKPOINTS))]
 
 
 def _override(value: Any) -> str:

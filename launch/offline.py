@@ -100,7 +100,9 @@ def run_offline(config: ExperimentConfig) -> Dict[str, Any]:
             evaluator.actor.update(wait=True)
             returns = [float(evaluator.run_episode()["episode_return"]) for _ in range(config.num_evaluation_episodes)]
             rounds.append((steps, float(np.mean(returns))))
-            evaluator_logger.write({"learner_steps": steps, "average_return": rounds[-1][1], "returns_min": min(returns)})
+            evaluator_logger.write(
+                {"learner_steps": steps, "average_return": rounds[-1][1], "returns_min": min(returns)}
+            )
             target = config.stop_at_average_return
             if target is not None and rounds[-1][1] >= target:
                 break

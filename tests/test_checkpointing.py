@@ -63,8 +63,7 @@ def test_round_trip_of_array_json_and_counter_states(tmp_path):
                                         "counter": restored_counter}, metadata={"agent": "dqn"}).restore()
     assert step == 10
     assert isinstance(restored_learner.state, TrainingState)
-    chex_equal = jax.tree_util.tree_map(np.testing.assert_array_equal, restored_learner.state, learner.state)
-    assert chex_equal is not None
+    jax.tree_util.tree_map(np.testing.assert_array_equal, restored_learner.state, learner.state)
     assert int(restored_learner.state.steps) == 1
     assert restored_tracker.values == [1.0, 2.5]
     assert restored_counter.get_counts() == {"actor_steps": 10, "episodes": 2}
