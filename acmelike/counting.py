@@ -10,11 +10,15 @@ called on every step. What it returns is the parent's counts as of the last forw
 other child's increments up to then) plus this counter's increments not yet forwarded: the counts a child
 reports lag other children's by at most `time_delta`, never its own. Call `flush()` to forward now (e.g.
 when an actor stops). A counter without a parent just keeps totals (prefixed too, if a prefix is given).
+
+Counters are `Saveable`: a checkpoint holds the root counter's totals, and a restored run counts on from them.
 """
 
 import threading
 import time
 from typing import Callable, Optional, Union
+
+from acmelike import core
 
 Number = Union[int, float]
 
@@ -25,7 +29,7 @@ def _prefixed(counts: dict, prefix: str) -> dict:
     return {f"{prefix}_{key}": value for key, value in counts.items()}
 
 
-class Counter:
+class Counter(core.Saveable):
     """Named counts, safe to increment from several threads.
 
     Args:
@@ -87,3 +91,16 @@ class Counter:
             for key, value in self._parent_counts.items():
                 counts[key] = counts.get(key, 0) + value
         return counts
+
+    def save(self) -> dict:
+        """This counter's own totals, unprefixed (a child forwards what is pending first, so it saves {})."""
+        with self._lock:
+            if self._parent is not None:
+                self._forward()
+            return dict(self._counts)
+
+    def restore(self, state: dict) -> None:
+        """Continues from `save()`'s totals: a restored root counter reports them plus what is counted later."""
+        with self._lock:
+            self._counts = dict(state)
+            self._parent_counts = None

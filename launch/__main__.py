@@ -5,6 +5,8 @@
     python -m launch --agent dqn --env CartPole-v1 --config learning_rate=5e-4 --config n_step=5
     python -m launch --agent ppo --env gymnax/CartPole-v1 --launch anakin --seeds 0-15 --steps 500000
     python -m launch --agent ppo --env CartPole-v1 --num-envs 8 --steps 100000
+    python -m launch --resume runs/dqn             # continue a run from its latest checkpoint
+    python -m launch --agent bc --dataset cartpole/expert-v0 --env CartPole-v1   # offline, from a Minari dataset
 
 The last line of standard output is always the JSON summary alone. Every mistake on the command line is a parser
 message (exit 2) naming the flag. Ctrl-C or SIGTERM ends the run cleanly: the summary says `"interrupted": true`
@@ -19,6 +21,22 @@ import signal
 import sys
 
 import launch  # noqa: F401  (orders the JAX/TensorFlow imports before anything else)
+from acmelike.checkpointing import CheckpointError
+from launch.checkpoints import (
+    DEFAULT_CHECKPOINT_MINUTES,
+    RunOptions,
+    read_run_options,
+    resume_arguments,
+    write_run_options,
+)
+from acmelike.checkpointing import CheckpointError
+from launch.checkpoints import (
+    DEFAULT_CHECKPOINT_MINUTES,
+    RunOptions,
+    read_run_options,
+    resume_arguments,
+    write_run_options,
+)
 from launch.distributed import LAUNCH_TYPES, DistributedRunError, run_distributed
 from launch.registry import AGENTS, make_experiment_config
 from launch.single_process import run_single_process
@@ -42,8 +60,8 @@ def _bounded(kind, minimum, strictly: bool = False):
 
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m launch", description=__doc__.splitlines()[0])
-    parser.add_argument("--agent", required=True, help=f"one of: {', '.join(sorted(AGENTS))}")
-    parser.add_argument("--env", required=True, help="a gymnasium environment id, e.g. CartPole-v1")
+    parser.add_argument("--agent", help=f"one of: {', '.join(sorted(AGENTS))}")
+    parser.add_argument("--env", help="a gymnasium environment id, e.g. CartPole-v1")
     parser.add_argument("--steps", type=_bounded(int, 1), default=100_000, help="environment steps to train for")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--run-dir", default=None, help="where config.json, CSV logs, learning_curve.png and summary.json go")
@@ -76,6 +94,17 @@ def make_parser() -> argparse.ArgumentParser:
         help="environments each actor steps together, with one batched policy call per step (default 1)",
     )
     parser.add_argument("--seeds", default=None, help="anakin: seeds trained in one vmapped call, e.g. 0-15")
+    parser.add_argument(
+        "--checkpoint-every", type=_bounded(float, 0.0, strictly=True), default=None, metavar="MINUTES",
+        help=f"minutes between checkpoints of a run with --run-dir (default {DEFAULT_CHECKPOINT_MINUTES}; "
+        "one is also written at every clean stop)",
+    )
+    parser.add_argument("--tensorboard", action="store_true", help="also write TensorBoard event files")
+    parser.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR from its latest checkpoint")
+    parser.add_argument(
+        "--dataset", metavar="ID", help="train an offline agent (bc, cql) on this local Minari dataset; "
+        "--steps then counts learner steps",
+    )
     return parser
 
 
@@ -96,7 +125,14 @@ def check_run_dir(parser: argparse.ArgumentParser, run_dir: str, overwrite: bool
 def main(argv=None) -> int:
     parser = make_parser()
     args = parser.parse_args(argv)
-    if args.run_dir:
+    if args.dataset:
+        return _run_offline(parser, args)
+    options = _run_options(parser, args)
+    if args.resume:
+        _resume_into(parser, args)
+    elif not (args.agent and args.env):
+        parser.error("--agent and --env are required (or --resume RUN_DIR)")
+    elif args.run_dir:
         check_run_dir(parser, args.run_dir, args.overwrite)
     if args.launch == "anakin":
         from launch.anakin import config_from_arguments, run_anakin
@@ -131,8 +167,15 @@ def main(argv=None) -> int:
     except ValueError as error:
         parser.error(str(error))
     if args.launch == "single":
-        summary = run_single_process(config)
+        try:
+            summary = run_single_process(config, options)
+        except CheckpointError as error:
+            print(f"error: {error}", file=sys.stderr, flush=True)
+            return 2
     else:
+        if args.resume:
+            parser.error("--resume continues single-process runs; a Launchpad program cannot resume yet")
+        write_run_options(args.run_dir, options)  # the nodes read --tensorboard from it
         try:
             summary = run_distributed(config, num_actors=args.actors, launch_type=args.launch)
         except DistributedRunError as error:
@@ -142,6 +185,114 @@ def main(argv=None) -> int:
     if summary.get("interrupted"):
         return 128 + signal.Signals[summary["signal"]].value
     return 0
+
+
+def _run_offline(parser, args) -> int:
+    from acmelike.offline import DatasetSpaceError
+    from launch.offline import DEFAULT_EVALUATION_EVERY, make_offline_config, run_offline
+
+    if not (args.agent and args.env):
+        parser.error("--dataset needs --agent (bc or cql) and --env")
+    try:
+        config = make_offline_config(
+            agent=args.agent, dataset=args.dataset, environment=args.env, learner_steps=args.steps, seed=args.seed,
+            run_dir=args.run_dir, evaluation_every=args.eval_every or DEFAULT_EVALUATION_EVERY,
+            stop_at_average_return=args.stop_at_return, config_overrides=args.config,
+        )
+        summary = run_offline(config)
+    except (DatasetSpaceError, FileNotFoundError) as error:
+        print(f"error: {error}", file=sys.stderr, flush=True)
+        return 2
+    except ValueError as error:
+        parser.error(str(error))
+    print(json.dumps(summary), flush=True)
+    return 0
+
+
+def _run_options(parser, args) -> RunOptions:
+    saved = read_run_options(args.resume) if args.resume else RunOptions()
+    try:
+        return RunOptions(
+            checkpoint_every_minutes=args.checkpoint_every or saved.checkpoint_every_minutes,
+            tensorboard=args.tensorboard or saved.tensorboard,
+            resume=bool(args.resume),
+        )
+    except ValueError as error:
+        parser.error(str(error))
+
+
+def _resume_into(parser, args) -> None:
+    """Fills `args` from RUN_DIR/config.json; flags given on the command line must agree with it."""
+    try:
+        saved = resume_arguments(args.resume)
+    except CheckpointError as error:
+        parser.error(str(error))
+    for flag, name, value in (("--agent", "agent", args.agent), ("--env", "environment", args.env)):
+        if value is not None and value != saved[name]:
+            parser.error(
+                f"--resume {args.resume}: the run there is {saved[name]!r} ({args.resume}/config.json), not "
+                f"{value!r} as {flag} says. Leave {flag} out to resume it, or choose a new --run-dir."
+            )
+    if args.run_dir is not None and args.run_dir != args.resume:
+        parser.error("--resume RUN_DIR continues RUN_DIR: leave --run-dir out.")
+    args.agent, args.env, args.seed, args.run_dir = saved["agent"], saved["environment"], saved["seed"], args.resume
+    args.steps, args.eval_every = saved["max_num_actor_steps"], saved["evaluation_every"]
+    args.stop_at_return, args.return_window = saved["stop_at_average_return"], saved["return_window"]
+    args.config = saved["config_overrides"] + list(args.config)
+
+
+def _run_offline(parser, args) -> int:
+    from acmelike.offline import DatasetSpaceError
+    from launch.offline import DEFAULT_EVALUATION_EVERY, make_offline_config, run_offline
+
+    if not (args.agent and args.env):
+        parser.error("--dataset needs --agent (bc or cql) and --env")
+    try:
+        config = make_offline_config(
+            agent=args.agent, dataset=args.dataset, environment=args.env, learner_steps=args.steps, seed=args.seed,
+            run_dir=args.run_dir, evaluation_every=args.eval_every or DEFAULT_EVALUATION_EVERY,
+            stop_at_average_return=args.stop_at_return, config_overrides=args.config,
+        )
+        summary = run_offline(config)
+    except (DatasetSpaceError, FileNotFoundError) as error:
+        print(f"error: {error}", file=sys.stderr, flush=True)
+        return 2
+    except ValueError as error:
+        parser.error(str(error))
+    print(json.dumps(summary), flush=True)
+    return 0
+
+
+def _run_options(parser, args) -> RunOptions:
+    saved = read_run_options(args.resume) if args.resume else RunOptions()
+    try:
+        return RunOptions(
+            checkpoint_every_minutes=args.checkpoint_every or saved.checkpoint_every_minutes,
+            tensorboard=args.tensorboard or saved.tensorboard,
+            resume=bool(args.resume),
+        )
+    except ValueError as error:
+        parser.error(str(error))
+
+
+def _resume_into(parser, args) -> None:
+    """Fills `args` from RUN_DIR/config.json; flags given on the command line must agree with it."""
+    try:
+        saved = resume_arguments(args.resume)
+    except CheckpointError as error:
+        parser.error(str(error))
+    for flag, name, value in (("--agent", "agent", args.agent), ("--env", "environment", args.env)):
+        if value is not None and value != saved[name]:
+            parser.error(
+                f"--resume {args.resume}: the run there is {saved[name]!r} ({args.resume}/config.json), not "
+                f"{value!r} as {flag} says. Leave {flag} out to resume it, or choose a new --run-dir."
+            )
+    if args.run_dir is not None and args.run_dir != args.resume:
+        parser.error("--resume RUN_DIR continues RUN_DIR: leave --run-dir out.")
+    args.agent, args.env, args.seed, args.run_dir = saved["agent"], saved["environment"], saved["seed"], args.resume
+    args.steps, args.eval_every = saved["max_num_actor_steps"], saved["evaluation_every"]
+    args.stop_at_return, args.return_window = saved["stop_at_average_return"], saved["return_window"]
+    args.config = saved["config_overrides"] + list(args.config)
 
 
 if __name__ == "__main__":

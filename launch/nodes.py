@@ -21,9 +21,10 @@ import numpy as np
 
 from acmelike import core
 from acmelike.counting import Counter
-from acmelike.loggers import CSVLogger, Dispatcher, NoOpLogger
+from acmelike.loggers import NoOpLogger
 from acmelike.variables import RemoteVariableSource
 from environment_loops import EnvironmentLoop, make_environment_loop
+from launch.checkpoints import node_logger, save_run_snapshot
 from launch.construction import AgentParts
 from launch.experiment import ExperimentConfig
 
@@ -105,7 +106,7 @@ def make_replay_tables(config: ExperimentConfig) -> list:
 
 
 def _csv_logger(run_dir: Optional[str], label: str):
-    return Dispatcher([CSVLogger(run_dir, label)]) if run_dir else NoOpLogger()
+    return node_logger(run_dir, label, step_key="learner_steps" if label == "learner" else "actor_steps")
 
 
 class LearnerNode(core.Worker, core.VariableSource):
@@ -118,12 +119,14 @@ class LearnerNode(core.Worker, core.VariableSource):
         (counter,) = _stop_aware(counter)
         with report_failures("learner", run_dir):
             parts = AgentParts(config)
+            self._config, self._spec = config, parts.spec
+            self._counter = Counter(counter, "learner", time_delta=1.0)
             # The prefetch thread is the only one that waits on the rate limiter, so run() can always see a stop.
             self._iterator = Prefetcher(parts.dataset(replay))
             self._learner = parts.learner(
                 dataset=self._iterator,
                 replay_client=replay,
-                counter=Counter(counter, "learner", time_delta=1.0),
+                counter=self._counter,
                 logger=_csv_logger(run_dir, "learner"),
             )
 
@@ -140,6 +143,9 @@ class LearnerNode(core.Worker, core.VariableSource):
                     self._learner.step()
                 else:
                     stop.wait(0.001)
+            if self._run_dir:  # the trained policy, at the actor step last counted (no call to a stopped node)
+                step = int(self._counter.get_counts().get("actor_steps", 0))
+                save_run_snapshot(self._config, self._learner, self._spec, step)
 
 
 class ActorNode(core.Worker):

@@ -22,6 +22,7 @@ from acmelike import core
 from acmelike.counting import Counter
 from acmelike.loggers import CSVLogger, Dispatcher, NoOpLogger, TerminalLogger
 from environment_loops import EnvironmentLoop, make_environment_loop
+from launch.checkpoints import RunLifecycle, RunOptions
 from launch.construction import AgentParts
 from launch.episode_stats import make_tracker, run_summary, write_config, write_summary
 from launch.experiment import ExperimentConfig
@@ -99,17 +100,22 @@ class LearningActor(core.Actor):
                 return
 
 
-def _loggers(config: ExperimentConfig, label: str, terminal: bool):
+def _loggers(config: ExperimentConfig, label: str, terminal: bool, lifecycle: RunLifecycle, step_key=None):
     loggers = []
     if config.run_dir:
-        loggers.append(CSVLogger(config.run_dir, label))
+        loggers.append(CSVLogger(config.run_dir, label, append=lifecycle.resuming))
     if terminal:
         loggers.append(TerminalLogger(label, time_delta=config.progress_period_s))
+    tensorboard = lifecycle.tensorboard_logger(label, step_key)
+    if tensorboard is not None:
+        loggers.append(tensorboard)
     return Dispatcher(loggers) if loggers else NoOpLogger()
 
 
-def run_single_process(config: ExperimentConfig) -> RunResult:
+def run_single_process(config: ExperimentConfig, options: RunOptions = RunOptions()) -> RunResult:
     """Trains `config.builder`'s agent for `config.max_num_actor_steps` environment steps in this process.
+
+    With a run directory, `options` add checkpoints (and snapshots), resume and TensorBoard (`launch.checkpoints`).
 
     Returns the summary (`launch.episode_stats.run_summary`, also written to `<run_dir>/summary.json`; the
     resolved config goes to `<run_dir>/config.json`) as a `RunResult`, which also holds the trained parameters.
@@ -122,15 +128,17 @@ def run_single_process(config: ExperimentConfig) -> RunResult:
     from acmelike import replay
 
     start = time.time()
+    lifecycle = RunLifecycle(config, options)  # refuses a run directory holding another run, before writing
     if config.run_dir:
         write_config(config, config.run_dir)
     parts = AgentParts(config)
     environment = parts.actor_environment(0)
     with replay.inserts_never_block():
         tables = parts.replay_tables()
-    # Reverb's default checkpointer would leave an empty directory in /tmp behind every run.
+    # Without checkpoints, Reverb's default checkpointer would leave an empty directory in /tmp behind every run.
     scratch = tempfile.TemporaryDirectory(prefix="acmelike-reverb-")
-    server = reverb.Server(tables, port=None, checkpointer=reverb.checkpointers.DefaultCheckpointer(scratch.name))
+    checkpointer = lifecycle.replay_checkpointer() or reverb.checkpointers.DefaultCheckpointer(scratch.name)
+    server = reverb.Server(tables, port=None, checkpointer=checkpointer)
     adder = None
     try:
         client = reverb.Client(f"localhost:{server.port}")
@@ -140,26 +148,33 @@ def run_single_process(config: ExperimentConfig) -> RunResult:
             dataset=iterator,
             replay_client=client,
             counter=Counter(counter, "learner", time_delta=0.0),
-            logger=_loggers(config, "learner", terminal=False),
+            logger=_loggers(config, "learner", False, lifecycle, "learner_steps"),
         )
         adder = parts.adder(client)
-        actor = LearningActor(
-            parts.actor(0, variable_source=learner, adder=adder), learner, iterator, {t.name: t for t in tables}
-        )
+        acting = parts.actor(0, variable_source=learner, adder=adder)
+        actor = LearningActor(acting, learner, iterator, lifecycle.sampleable_tables(tables))
         train_loop = make_environment_loop(
-            environment, actor, counter=Counter(counter, "actor", time_delta=0.0), logger=_loggers(config, "actor", False)
+            environment, actor, counter=Counter(counter, "actor", time_delta=0.0),
+            logger=_loggers(config, "actor", False, lifecycle, "actor_steps"),
         )
         evaluator = None
         if config.evaluation_every:
             evaluator = Evaluator(
                 config,
                 EnvironmentLoop(
-                    parts.evaluator_environment(), parts.evaluator_actor(variable_source=learner), logger=NoOpLogger()
+                    parts.evaluator_environment(),
+                    parts.evaluator_actor(variable_source=learner),
+                    counter=Counter(counter, "evaluator", time_delta=0.0),  # in the root: checkpointed with it
+                    logger=NoOpLogger(),
                 ),
-                _loggers(config, "evaluator", terminal=True),
+                _loggers(config, "evaluator", True, lifecycle, "actor_steps"),
             )
+        tracker = make_tracker(config)
+        lifecycle.start(learner=learner, actors={"0": acting}, counter=counter, tracker=tracker,
+                        replay_client=client, environment_spec=parts.spec)
         with StopRequests() as stop:
-            tracker = _train(config, train_loop, evaluator, counter, stop)
+            _train(config, train_loop, evaluator, counter, tracker, lifecycle, stop)
+        lifecycle.finish(int(counter.get_counts().get("actor_steps", 0)))  # a checkpoint at every clean stop
         params = learner.get_variables(["policy"])[0]
     finally:
         if adder is not None:
@@ -196,11 +211,11 @@ class Evaluator:
         return self.last_average
 
 
-def _train(config: ExperimentConfig, train_loop, evaluator: Optional[Evaluator], counter: Counter, stop: StopRequests):
-    tracker = make_tracker(config)
-    next_evaluation = config.evaluation_every
+def _train(config: ExperimentConfig, train_loop, evaluator: Optional[Evaluator], counter: Counter, tracker,
+           lifecycle: RunLifecycle, stop: StopRequests):
+    steps = first_step = int(counter.get_counts().get("actor_steps", 0))  # > 0 when resumed
+    next_evaluation = steps + config.evaluation_every
     last_print, start = time.time(), time.time()
-    steps = 0
     target = config.stop_at_average_return
     while steps < config.max_num_actor_steps and not stop.requested:
         if target is not None and tracker.is_full and tracker.average >= target:
@@ -211,6 +226,7 @@ def _train(config: ExperimentConfig, train_loop, evaluator: Optional[Evaluator],
         if evaluator is not None and steps >= next_evaluation:
             next_evaluation += config.evaluation_every
             evaluator.evaluate(steps)
+        lifecycle.after_episode(steps)
         now = time.time()
         if now - last_print >= config.progress_period_s:
             last_print = now
@@ -218,10 +234,9 @@ def _train(config: ExperimentConfig, train_loop, evaluator: Optional[Evaluator],
             print(
                 f"[{config.agent_name} {config.environment_name}] steps {steps:>8d} | episodes {tracker.episodes:>5d} | "
                 f"return(avg{tracker.window}) {tracker.average:7.1f} | learner steps "
-                f"{int(counts.get('learner_steps', 0)):>7d} | {steps / (now - start):7.0f} steps/s",
+                f"{int(counts.get('learner_steps', 0)):>7d} | {(steps - first_step) / (now - start):7.0f} steps/s",
                 flush=True,
             )
-    return tracker
 
 
 def _plot(config: ExperimentConfig) -> None:

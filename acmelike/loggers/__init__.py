@@ -9,6 +9,7 @@ from typing import Optional
 from acmelike.loggers.base import Dispatcher, InMemoryLogger, Logger, LoggingData, NoOpLogger, to_python
 from acmelike.loggers.csv import CSVLogger
 from acmelike.loggers.plotting import plot_learning_curve
+from acmelike.loggers.tensorboard import TensorBoardLogger
 from acmelike.loggers.terminal import TerminalLogger
 
 
@@ -28,6 +29,7 @@ __all__ = [
     "Logger",
     "LoggingData",
     "NoOpLogger",
+    "TensorBoardLogger",
     "TerminalLogger",
     "make_default_logger",
     "plot_learning_curve",

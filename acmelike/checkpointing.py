@@ -1,0 +1,254 @@
+"""Checkpointer: atomic, periodic checkpoints of named `Saveable`s (and a Reverb replay) in one directory.
+
+    checkpointer = Checkpointer("runs/0/checkpoints", {"learner": learner, "actor": actor, "counter": counter},
+                                metadata={"agent": "dqn", ...}, replay_client=client, every_minutes=10)
+    checkpointer.save_if_due(step)           # in the training loop; at a clean stop: checkpointer.save(step)
+    ...
+    checkpointer.restore()                   # after a restart: every object back to the latest checkpoint
+
+On disk, one directory per checkpoint, named by its step (zero-padded, so names sort by step):
+
+    checkpoints/000000012000/
+        arrays/        orbax: every object whose state holds arrays (learner TrainingState, actor RNG/clock)
+        <name>.json    every object whose state is only Python numbers, strings and lists/dicts of them (counters,
+                       return trackers), and metadata.json (what the caller says identifies the run)
+        replay/        the Reverb checkpoint taken at the same moment (if a replay client was given)
+
+A checkpoint is written into `<step>.tmp/` and renamed to `<step>/` only when complete (rename is atomic on
+POSIX filesystems), so a process killed during a save (even with SIGKILL) leaves the previous checkpoint as the
+latest complete one; leftover `*.tmp` directories are removed when the next Checkpointer opens the directory.
+The newest `max_to_keep` checkpoints are kept.
+
+Reverb writes its own checkpoint (`client.checkpoint()`) into a directory of the server's choosing; it is moved
+into the checkpoint being written, so replay and learner always come from the same moment. A server restores it
+when built with `launch.checkpoints.replay_checkpointer(directory)`. This module never imports Reverb.
+"""
+
+import json
+import os
+import re
+import shutil
+import time
+from typing import Any, Mapping, Optional
+
+import jax
+import numpy as np
+
+from acmelike import core
+
+_STEP_NAME = re.compile(r"^\d{12}$")
+ARRAYS, REPLAY, METADATA = "arrays", "replay", "metadata.json"
+
+
+class CheckpointError(RuntimeError):
+    """A checkpoint is missing, incomplete, corrupt or belongs to another run; the message names the path."""
+
+
+def checkpoint_name(step: int) -> str:
+    return f"{int(step):012d}"
+
+
+def list_checkpoints(directory: str) -> list:
+    """Paths of the complete checkpoints in `directory`, oldest first (empty if there is none)."""
+    if not os.path.isdir(directory):
+        return []
+    names = sorted(name for name in os.listdir(directory) if _STEP_NAME.match(name))
+    return [os.path.join(directory, name) for name in names]
+
+
+def latest_checkpoint(directory: str) -> Optional[str]:
+    """The newest complete checkpoint in `directory`, or None."""
+    paths = list_checkpoints(directory)
+    return paths[-1] if paths else None
+
+
+def checkpoint_step(path: str) -> int:
+    return int(os.path.basename(os.path.normpath(path)))
+
+
+def _is_json_state(state: Any) -> bool:
+    """True for states made only of Python scalars/strings in dicts and lists (what JSON holds exactly)."""
+    if isinstance(state, dict):
+        return all(isinstance(key, str) and _is_json_state(value) for key, value in state.items())
+    if isinstance(state, (list, tuple)) and not hasattr(state, "_fields"):
+        return all(_is_json_state(value) for value in state)
+    return state is None or isinstance(state, (bool, int, float, str))
+
+
+def read_metadata(path: str) -> dict:
+    """The metadata stored with the checkpoint at `path`; CheckpointError naming the file if unreadable."""
+    return _read_json(os.path.join(path, METADATA))
+
+
+def _read_json(file_path: str) -> Any:
+    try:
+        with open(file_path) as f:
+            return json.load(f)
+    except FileNotFoundError:
+        raise CheckpointError(f"Checkpoint file {file_path} is missing: the checkpoint is incomplete.") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise CheckpointError(f"Checkpoint file {file_path} is corrupt ({error}).") from None
+
+
+def _write_json(file_path: str, data: Any) -> None:
+    with open(file_path, "w") as f:
+        json.dump(data, f, indent=2)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _orbax():
+    import orbax.checkpoint as ocp
+
+    return ocp, ocp.Checkpointer(ocp.StandardCheckpointHandler())
+
+
+class Checkpointer:
+    """Saves and restores `objects` (name -> `core.Saveable`) together; see the module docstring.
+
+    Args:
+      directory: where the checkpoints live (created if missing).
+      objects: what to save; each `save()` result is a pytree of arrays (stored with orbax) or of plain Python
+        data (stored as JSON). Restoring calls each object's `restore()`.
+      metadata: JSON data written with every checkpoint, e.g. the agent and its resolved config; `restore`
+        compares it with the checkpoint's (see `expected_metadata` there).
+      replay_client: something with `checkpoint() -> path` (a `reverb.Client`): its replay is saved alongside.
+      every_minutes: `save_if_due` saves when this many minutes have passed since the last save (or the start).
+      max_to_keep: complete checkpoints kept; older ones are deleted after each save.
+      clock: seconds as a float (tests).
+    """
+
+    def __init__(
+        self,
+        directory: str,
+        objects: Mapping[str, core.Saveable],
+        *,
+        metadata: Optional[Mapping[str, Any]] = None,
+        replay_client: Any = None,
+        every_minutes: float = 10.0,
+        max_to_keep: int = 2,
+        clock=time.monotonic,
+    ):
+        if every_minutes <= 0:
+            raise ValueError(f"Checkpointer every_minutes must be > 0, got {every_minutes}.")
+        if max_to_keep < 1:
+            raise ValueError(f"Checkpointer max_to_keep must be >= 1, got {max_to_keep}.")
+        for name, value in objects.items():
+            if not isinstance(value, core.Saveable):
+                raise TypeError(f"Checkpointer: {name!r} is a {type(value).__name__}, not an acmelike.core.Saveable.")
+        self.directory = directory
+        self._objects = dict(objects)
+        self._metadata = dict(metadata or {})
+        self._replay_client = replay_client
+        self._period_s = every_minutes * 60.0
+        self._max_to_keep = max_to_keep
+        self._clock = clock
+        self._last_save = clock()
+        os.makedirs(directory, exist_ok=True)
+        for name in os.listdir(directory):
+            if name.endswith(".tmp"):  # a save that was killed before it completed
+                shutil.rmtree(os.path.join(directory, name), ignore_errors=True)
+
+    def save_if_due(self, step: int, **metadata: Any) -> Optional[str]:
+        """Saves if `every_minutes` have passed since the last save; returns the path written, or None."""
+        if self._clock() - self._last_save < self._period_s:
+            return None
+        return self.save(step, **metadata)
+
+    def save(self, step: int, **metadata: Any) -> str:
+        """Writes the checkpoint of `step` atomically and returns its path (an existing one of that step is kept).
+
+        `metadata` (JSON data) is stored beside the checkpointer's own metadata for this checkpoint only, e.g. how
+        long the run's log files were. With a replay, `replay_sizes` ({table: items}) is added.
+        """
+        final = os.path.join(self.directory, checkpoint_name(step))
+        self._last_save = self._clock()
+        if os.path.exists(final):
+            return final  # nothing happened since that save (e.g. a clean stop right after a periodic save)
+        temporary = final + ".tmp"
+        shutil.rmtree(temporary, ignore_errors=True)
+        os.makedirs(temporary)
+        arrays = {}
+        for name, value in self._objects.items():
+            state = value.save()
+            if _is_json_state(state):
+                _write_json(os.path.join(temporary, f"{name}.json"), state)
+            else:
+                arrays[name] = jax.device_get(state)
+        if arrays:
+            ocp, checkpointer = _orbax()
+            checkpointer.save(os.path.join(temporary, ARRAYS), args=ocp.args.StandardSave(arrays))
+        if self._replay_client is not None:
+            metadata["replay_sizes"] = replay_sizes(self._replay_client)
+            # Reverb writes a complete checkpoint directory (it ends with a DONE file); moving it is one rename.
+            shutil.move(self._replay_client.checkpoint(), os.path.join(temporary, REPLAY))
+        _write_json(os.path.join(temporary, METADATA), {**self._metadata, **metadata, "step": int(step)})
+        os.rename(temporary, final)
+        for old in list_checkpoints(self.directory)[: -self._max_to_keep]:
+            shutil.rmtree(old, ignore_errors=True)
+        return final
+
+    def restore(self, path: Optional[str] = None, expected_metadata: Optional[Mapping[str, Any]] = None) -> int:
+        """Restores every object from `path` (default: the latest checkpoint) and returns its step.
+
+        `expected_metadata` (default: this checkpointer's metadata) must agree with the checkpoint's on every key
+        they share, else CheckpointError names the checkpoint and the keys that differ. Nothing is restored then.
+        The replay, if any, is not restored here: the Reverb server loads it when it starts.
+        """
+        path = path or latest_checkpoint(self.directory)
+        if path is None:
+            raise CheckpointError(f"No complete checkpoint in {self.directory}.")
+        stored = read_metadata(path)
+        expected = self._metadata if expected_metadata is None else dict(expected_metadata)
+        check_metadata(path, stored, expected)
+        states = {}
+        arrays = {}
+        for name, value in self._objects.items():
+            file_path = os.path.join(path, f"{name}.json")
+            if os.path.exists(file_path):
+                states[name] = _read_json(file_path)
+            else:
+                arrays[name] = value.save()  # the current state is the structure to restore into
+        if arrays:
+            states.update(_restore_arrays(os.path.join(path, ARRAYS), arrays))
+        for name, state in states.items():
+            self._objects[name].restore(state)
+        self._last_save = self._clock()
+        return int(stored.get("step", checkpoint_step(path)))
+
+
+def replay_sizes(replay_client) -> dict:
+    """{table: items} of the replay behind `replay_client` (a `reverb.Client`)."""
+    return {name: int(info.current_size) for name, info in replay_client.server_info().items()}
+
+
+def check_metadata(path: str, stored: Mapping[str, Any], expected: Mapping[str, Any]) -> None:
+    """CheckpointError naming `path` and every shared key whose values differ between `stored` and `expected`."""
+    differences = [
+        f"{key}: checkpoint has {stored[key]!r}, this run has {expected[key]!r}"
+        for key in expected
+        if key in stored and key != "step" and _canonical(stored[key]) != _canonical(expected[key])
+    ]
+    if differences:
+        raise CheckpointError(
+            f"The checkpoint {path} belongs to a different run (" + "; ".join(differences) + "). "
+            "Resume with the run's own agent and config, or start a new run directory."
+        )
+
+
+def _canonical(value: Any) -> Any:
+    return json.loads(json.dumps(value))  # tuples and lists compare equal, as they do after a JSON round trip
+
+
+def _restore_arrays(path: str, target: Mapping[str, Any]) -> dict:
+    ocp, checkpointer = _orbax()
+    if not os.path.isdir(path):
+        raise CheckpointError(f"Checkpoint directory {path} is missing: the checkpoint is incomplete.")
+    target = jax.tree_util.tree_map(np.asarray, dict(target))
+    try:
+        return checkpointer.restore(path, args=ocp.args.StandardRestore(target))
+    except Exception as error:  # orbax raises many types (ValueError, KeyError, tensorstore errors)
+        raise CheckpointError(
+            f"Could not read the arrays of checkpoint {path} ({type(error).__name__}: {error}). The files are "
+            "corrupt, or were written by a different agent or network size."
+        ) from error

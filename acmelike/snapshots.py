@@ -1,0 +1,208 @@
+"""Snapshots: a trained evaluation policy on disk, loadable into an actor with no learner, replay or Launchpad.
+
+    from acmelike.snapshots import load_actor
+    actor = load_actor("runs/dqn")            # a run directory, its snapshots/ folder, or one snapshot
+
+A snapshot holds the evaluation policy's parameters and what rebuilding its networks needs: the agent's package
+(whose `AGENT` is an `acmelike.builders.AgentDefinition`), its resolved config and the environment spec. Snapshots
+are written like checkpoints (`acmelike.checkpointing`: `<step>.tmp/` renamed when complete) under
+`<run_dir>/snapshots/<step>/`, the newest kept:
+
+    snapshots/000000050000/
+        arrays/          orbax: {"params": the policy's parameters}
+        metadata.json    agent, agent_package, environment, step, config, environment_spec
+"""
+
+import dataclasses
+import importlib
+import os
+from typing import Any, Mapping, Optional
+
+import numpy as np
+from dm_env import specs
+
+from acmelike import core
+from acmelike.checkpointing import ARRAYS, CheckpointError, Checkpointer, latest_checkpoint, read_metadata
+from acmelike.specs import EnvironmentSpec
+
+SNAPSHOTS = "snapshots"
+
+
+# Environment specs <-> JSON.
+
+def spec_to_json(spec: Any) -> Any:
+    """A (nest of) dm_env spec(s) as JSON data: dicts, lists and tuples of specs are kept as nests."""
+    if isinstance(spec, dict):
+        return {"nest": "dict", "items": {key: spec_to_json(value) for key, value in spec.items()}}
+    if isinstance(spec, (list, tuple)):
+        return {"nest": "list", "items": [spec_to_json(value) for value in spec]}
+    data = {"shape": list(spec.shape), "dtype": np.dtype(spec.dtype).str, "name": spec.name}
+    if isinstance(spec, specs.DiscreteArray):
+        return {"kind": "discrete", "num_values": int(spec.num_values), **data}
+    if isinstance(spec, specs.BoundedArray):
+        return {"kind": "bounded", "minimum": np.asarray(spec.minimum).tolist(),
+                "maximum": np.asarray(spec.maximum).tolist(), **data}
+    return {"kind": "array", **data}
+
+
+def spec_from_json(data: Any) -> Any:
+    """Inverse of `spec_to_json`."""
+    if "nest" in data:
+        if data["nest"] == "dict":
+            return {key: spec_from_json(value) for key, value in data["items"].items()}
+        return tuple(spec_from_json(value) for value in data["items"])
+    shape, dtype, name = tuple(data["shape"]), np.dtype(data["dtype"]), data.get("name")
+    if data["kind"] == "discrete":
+        return specs.DiscreteArray(num_values=data["num_values"], dtype=dtype, name=name)
+    if data["kind"] == "bounded":
+        return specs.BoundedArray(shape, dtype, np.asarray(data["minimum"], dtype), np.asarray(data["maximum"], dtype),
+                                  name=name)
+    return specs.Array(shape, dtype, name=name)
+
+
+def environment_spec_to_json(spec: EnvironmentSpec) -> dict:
+    return {field: spec_to_json(getattr(spec, field)) for field in EnvironmentSpec._fields}
+
+
+def environment_spec_from_json(data: Mapping[str, Any]) -> EnvironmentSpec:
+    return EnvironmentSpec(**{field: spec_from_json(data[field]) for field in EnvironmentSpec._fields})
+
+
+def config_from_json(config_class: type, data: Mapping[str, Any]) -> Any:
+    """The frozen config dataclass from `dataclasses.asdict` output read back from JSON (lists back to tuples)."""
+    names = {field.name for field in dataclasses.fields(config_class)}
+    unknown = sorted(set(data) - names)
+    if unknown:
+        raise ValueError(f"{config_class.__name__} has no field(s) {unknown}; the file was written by other code.")
+    return config_class(**{key: tuple(value) if isinstance(value, list) else value for key, value in data.items()})
+
+
+# Saving.
+
+class _Parameters(core.Saveable, core.VariableSource):
+    """Fixed parameters: what a snapshot saves, and the variable source of the actor it loads into."""
+
+    def __init__(self, params: Any):
+        self.params = params
+
+    def save(self) -> Any:
+        return self.params
+
+    def restore(self, state: Any) -> None:
+        self.params = state
+
+    def get_variables(self, names):
+        return [self.params for _ in names]
+
+
+def save_snapshot(
+    run_dir: str,
+    *,
+    step: int,
+    params: Any,
+    agent: str,
+    agent_package: str,
+    config: Any,
+    environment_spec: EnvironmentSpec,
+    environment: Optional[str] = None,
+) -> str:
+    """Writes `<run_dir>/snapshots/<step>/` atomically (keeping only the newest) and returns its path.
+
+    Args:
+      params: the evaluation policy's parameters (what the learner serves as "policy"), a pytree of dicts/arrays.
+      agent, agent_package: the agent's name and the package whose `AGENT` rebuilds it (e.g. "agents.dqn").
+      config: the agent's frozen config dataclass (network sizes come from it).
+      environment_spec: the spec its networks were built for.
+      environment: the environment's id (e.g. "CartPole-v1"), so `launch.evaluate` can rebuild it.
+    """
+    metadata = {
+        "agent": agent,
+        "agent_package": agent_package,
+        "environment": environment,
+        "config": dataclasses.asdict(config),
+        "environment_spec": environment_spec_to_json(environment_spec),
+    }
+    writer = Checkpointer(os.path.join(run_dir, SNAPSHOTS), {"params": _Parameters(params)}, metadata=metadata,
+                          max_to_keep=1)
+    return writer.save(step)
+
+
+# Loading.
+
+@dataclasses.dataclass(frozen=True)
+class Snapshot:
+    """A loaded snapshot; `make_actor()` turns it into an acting policy."""
+
+    path: str
+    step: int
+    agent: str
+    agent_package: str
+    environment: Optional[str]
+    config: Any
+    environment_spec: EnvironmentSpec
+    params: Any
+
+    @property
+    def definition(self):
+        """The agent's `AgentDefinition`."""
+        return importlib.import_module(self.agent_package).AGENT
+
+    def make_actor(self, seed: int = 0, evaluation: bool = True) -> core.Actor:
+        """An actor running the agent's evaluation policy (`evaluation=False`: its training policy) with these
+        parameters; it writes to no adder."""
+        import jax
+
+        definition = self.definition
+        builder = definition.make_builder(self.config)
+        networks = definition.make_networks(self.environment_spec, self.config)
+        policy = builder.make_policy(networks=networks, environment_spec=self.environment_spec, evaluation=evaluation)
+        return builder.make_actor(random_key=jax.random.PRNGKey(seed), policy=policy,
+                                  environment_spec=self.environment_spec, variable_source=_Parameters(self.params))
+
+
+def find_snapshot(path: str) -> str:
+    """The snapshot `path` names: a snapshot itself, a `snapshots/` folder (its newest) or a run directory."""
+    if not os.path.exists(path):
+        raise CheckpointError(f"Snapshot path {path} does not exist.")
+    if os.path.exists(os.path.join(path, "metadata.json")):
+        return path
+    for directory in (path, os.path.join(path, SNAPSHOTS)):
+        latest = latest_checkpoint(directory)
+        if latest is not None:
+            return latest
+    raise CheckpointError(
+        f"No snapshot in {path}: expected {os.path.join(path, SNAPSHOTS, '<step>')}/metadata.json. Snapshots are "
+        "written with every checkpoint and at the end of a run."
+    )
+
+
+def load_snapshot(path: str) -> Snapshot:
+    """Reads the snapshot at `path` (see `find_snapshot`); CheckpointError naming the file if it is unusable."""
+    import orbax.checkpoint as ocp
+
+    path = find_snapshot(path)
+    metadata = read_metadata(path)
+    try:
+        definition = importlib.import_module(metadata["agent_package"]).AGENT
+        config = config_from_json(definition.config_class, metadata["config"])
+        spec = environment_spec_from_json(metadata["environment_spec"])
+    except (KeyError, ValueError, TypeError, ImportError) as error:
+        raise CheckpointError(
+            f"Snapshot metadata {os.path.join(path, 'metadata.json')} is unusable ({type(error).__name__}: {error})."
+        ) from error
+    arrays = os.path.join(path, ARRAYS)
+    try:
+        # Parameters are dicts of arrays (flax), so they need no target structure to be read back exactly.
+        params = ocp.Checkpointer(ocp.StandardCheckpointHandler()).restore(arrays)["params"]
+    except Exception as error:  # orbax raises many types (FileNotFoundError, ValueError, tensorstore errors)
+        raise CheckpointError(
+            f"Could not read the parameters of snapshot {arrays} ({type(error).__name__}: {error})."
+        ) from error
+    return Snapshot(path=path, step=int(metadata.get("step", 0)), agent=metadata["agent"],
+                    agent_package=metadata["agent_package"], environment=metadata.get("environment"), config=config,
+                    environment_spec=spec, params=params)
+
+
+def load_actor(path: str, seed: int = 0) -> core.Actor:
+    """The evaluation policy of the snapshot at `path` as an actor: `load_snapshot(path).make_actor(seed)`."""
+    return load_snapshot(path).make_actor(seed)

@@ -1,0 +1,17 @@
+"""CQL (discrete): conservative Q-learning (Kumar et al., 2020) offline, on DQN's Q-network. The continuous form
+(on SAC's networks) is not written yet."""
+
+from acmelike.builders import AgentDefinition
+from agents.cql.builder import CQLBuilder
+from agents.cql.config import CQLConfig
+from agents.dqn.networks import make_networks
+
+AGENT = AgentDefinition(
+    name="cql",
+    config_class=CQLConfig,
+    make_builder=CQLBuilder,
+    make_networks=make_networks,
+    action_space="discrete",
+)
+
+__all__ = ["AGENT", "CQLBuilder", "CQLConfig", "make_networks"]

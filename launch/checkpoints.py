@@ -1,0 +1,320 @@
+"""RunLifecycle: what a runner calls to make a run survive being killed, and to leave a policy behind.
+
+    lifecycle = RunLifecycle(config, RunOptions(checkpoint_every_minutes=1.0, resume=True))   # checks the run dir
+    server = reverb.Server(tables, port=None, checkpointer=lifecycle.replay_checkpointer())
+    ... build learner, actor, counter, tracker ...
+    lifecycle.start(learner=..., actors={"actor": actor}, counter=counter, tracker=tracker, replay_client=client,
+                    environment_spec=spec)         # restores them when resuming
+    while training: ...; lifecycle.after_episode(steps)     # checkpoint (+ snapshot) every N minutes
+    lifecycle.finish(steps)                        # at a clean stop: checkpoint + snapshot
+
+Under `<run_dir>`: `checkpoints/<step>/` (acmelike.checkpointing), `snapshots/<step>/` (acmelike.snapshots),
+`run_options.json` (how the run was launched, so `--resume RUN_DIR` needs no flags) and `tensorboard/`.
+Only `launch/` may import Reverb, so the replay's checkpointer is built here.
+"""
+
+import dataclasses
+import json
+import os
+import shutil
+from typing import Any, Mapping, Optional
+
+from acmelike import core
+from acmelike.checkpointing import (
+    REPLAY,
+    CheckpointError,
+    Checkpointer,
+    latest_checkpoint,
+    read_metadata,
+    replay_sizes,
+)
+from acmelike.snapshots import save_snapshot
+
+CHECKPOINTS, REPLAY_STAGING, RUN_OPTIONS = "checkpoints", "replay_staging", "run_options.json"
+DEFAULT_CHECKPOINT_MINUTES = 10.0
+
+
+@dataclasses.dataclass(frozen=True)
+class RunOptions:
+    """How a run is kept and watched (beside the experiment itself).
+
+    Attributes:
+      checkpoint_every_minutes: minutes between checkpoints (also one at every clean stop); None: none.
+      tensorboard: also write TensorBoard event files under `<run_dir>/tensorboard/`.
+      resume: continue from the run directory's latest checkpoint (a fresh start if it has none yet).
+    """
+
+    checkpoint_every_minutes: Optional[float] = DEFAULT_CHECKPOINT_MINUTES
+    tensorboard: bool = False
+    resume: bool = False
+
+    def __post_init__(self):
+        if self.checkpoint_every_minutes is not None and not self.checkpoint_every_minutes > 0:
+            raise ValueError(
+                f"--checkpoint-every must be > 0 minutes (got {self.checkpoint_every_minutes}); omit it for the "
+                f"default of {DEFAULT_CHECKPOINT_MINUTES}."
+            )
+
+
+def run_identity(config) -> dict:
+    """What must agree between a checkpoint and the run resuming it: agent, environment, seed and agent config."""
+    return {
+        "agent": config.agent_name,
+        "env": config.environment_name,
+        "seed": config.seed,
+        "agent_config": dataclasses.asdict(config.agent_config),
+    }
+
+
+def check_run_directory(config, options: RunOptions) -> None:
+    """Refuses, before anything is written, a run directory that holds another run (CheckpointError naming it).
+
+    Without `resume`, a directory that already has checkpoints is refused (resume it, or pick another). With
+    `resume`, the checkpoint's agent, environment, seed and agent config must equal this run's.
+    """
+    directory = os.path.join(config.run_dir, CHECKPOINTS)
+    latest = latest_checkpoint(directory)
+    if latest is None:
+        return
+    if not options.resume:
+        raise CheckpointError(
+            f"{config.run_dir} already holds checkpoints of a run ({latest}). Continue it with "
+            f"`python -m launch --resume {config.run_dir}`, or choose a new --run-dir."
+        )
+    from acmelike.checkpointing import check_metadata, read_metadata
+
+    check_metadata(latest, read_metadata(latest), run_identity(config))
+
+
+class _TrackerState(core.Saveable):
+    """The return tracker's state as JSON data (the tracker itself has no save/restore)."""
+
+    def __init__(self, tracker):
+        self._tracker = tracker
+
+    def save(self) -> dict:
+        tracker = self._tracker
+        return {"returns": list(tracker._returns), "episodes": tracker.episodes,
+                "steps_to_threshold": tracker.steps_to_threshold}
+
+    def restore(self, state: Mapping[str, Any]) -> None:
+        tracker = self._tracker
+        tracker._returns.clear()
+        tracker._returns.extend(float(value) for value in state["returns"])
+        tracker.episodes = int(state["episodes"])
+        tracker.steps_to_threshold = state["steps_to_threshold"]
+
+
+class _RestoredTable:
+    """See `RunLifecycle.sampleable_tables`."""
+
+    def can_sample(self, num_samples: int) -> bool:
+        return False
+
+
+class RunLifecycle:
+    """Checkpoints, resume, snapshots and TensorBoard for one run; inert without `config.run_dir`."""
+
+    def __init__(self, config, options: RunOptions = RunOptions()):
+        self.config = config
+        self.options = options
+        self.enabled = bool(config.run_dir)
+        self._checkpointer: Optional[Checkpointer] = None
+        self._learner = None
+        self._spec = None
+        self.restored_step: Optional[int] = None
+        if self.enabled:
+            check_run_directory(config, options)
+            write_run_options(config.run_dir, options)
+            if self.resuming:
+                _truncate_logs(config.run_dir, read_metadata(self._latest()).get("logs", {}))
+
+    @property
+    def checkpointing(self) -> bool:
+        return self.enabled and self.options.checkpoint_every_minutes is not None
+
+    @property
+    def resuming(self) -> bool:
+        """Whether this run continues from a checkpoint (the loggers then append to the run's CSV files)."""
+        return self.checkpointing and self.options.resume and self._latest() is not None
+
+    def _latest(self) -> Optional[str]:
+        return latest_checkpoint(os.path.join(self.config.run_dir, CHECKPOINTS))
+
+    # Replay.
+
+    def replay_checkpointer(self):
+        """The Reverb checkpointer for the run's server: it loads the latest checkpoint's replay when resuming.
+
+        None when not checkpointing (Reverb then uses a temporary directory).
+        """
+        if not self.checkpointing:
+            return None
+        import reverb
+
+        staging = os.path.join(self.config.run_dir, CHECKPOINTS, REPLAY_STAGING)
+        shutil.rmtree(staging, ignore_errors=True)  # a Reverb checkpoint a killed save never moved
+        os.makedirs(staging)
+        fallback = None
+        if self.resuming:
+            fallback = os.path.join(self._latest(), REPLAY)
+            if not os.path.isdir(fallback):
+                raise CheckpointError(f"Checkpoint {self._latest()} has no replay ({fallback} is missing).")
+        return reverb.checkpointers.DefaultCheckpointer(path=staging, fallback_checkpoint_path=fallback)
+
+    def sampleable_tables(self, tables) -> dict:
+        """{name: table} for the single-process runner's "can the learner step?" check.
+
+        A Reverb server that loads a checkpoint replaces the tables it was given with the loaded ones, which
+        Python cannot reach; the given objects stay empty. A resumed run therefore gets tables that never claim
+        a batch is coming: the learner then steps whenever the prefetcher holds a batch, and the tables' rate
+        limiter still paces sampling, on the server.
+        """
+        if self.resuming:
+            return {table.name: _RestoredTable() for table in tables}
+        return {table.name: table for table in tables}
+
+    # Loggers.
+
+    def tensorboard_logger(self, label: str, step_key: Optional[str] = None):
+        """A TensorBoardLogger for `label` (None unless --tensorboard); its x-axis is `step_key`."""
+        if not (self.enabled and self.options.tensorboard):
+            return None
+        from acmelike.loggers import TensorBoardLogger
+
+        return TensorBoardLogger(os.path.join(self.config.run_dir, "tensorboard"), label, step_key=step_key)
+
+    # Checkpoints.
+
+    def start(self, *, learner, actors: Mapping[str, Any], counter, tracker=None, replay_client=None,
+              environment_spec=None) -> Optional[int]:
+        """Registers what checkpoints hold and, when resuming, restores it; returns the restored step (or None)."""
+        self._learner, self._spec = learner, environment_spec
+        if not self.checkpointing:
+            return None
+        objects = {"learner": learner, "counter": counter, **{f"actor_{k}": v for k, v in actors.items()}}
+        if tracker is not None:
+            objects["tracker"] = _TrackerState(tracker)
+        self._checkpointer = Checkpointer(
+            os.path.join(self.config.run_dir, CHECKPOINTS), objects, metadata=run_identity(self.config),
+            replay_client=replay_client, every_minutes=self.options.checkpoint_every_minutes,
+        )
+        if self.resuming:
+            self.restored_step = self._checkpointer.restore()
+            resumed = {"checkpoint": self._latest(), "step": self.restored_step, "counts": counter.get_counts()}
+            if replay_client is not None:
+                resumed["replay_sizes"] = replay_sizes(replay_client)
+            learner_steps = getattr(learner.save(), "steps", None)
+            if learner_steps is not None:
+                resumed["learner_state_steps"] = int(learner_steps)
+            with open(os.path.join(self.config.run_dir, "resumed.json"), "w") as f:
+                json.dump(resumed, f, indent=2)
+            print(f"[{self.config.agent_name}] resumed: {json.dumps(resumed)}", flush=True)
+        return self.restored_step
+
+    def after_episode(self, step: int) -> None:
+        """Checkpoints (with a snapshot) if `checkpoint_every_minutes` have passed."""
+        if self._checkpointer is not None and self._checkpointer.save_if_due(step, logs=self._log_sizes()):
+            self.snapshot(step)
+
+    def finish(self, step: int) -> None:
+        """At a clean stop: a checkpoint and a snapshot (a snapshot alone when not checkpointing)."""
+        if self._checkpointer is not None:
+            self._checkpointer.save(step, logs=self._log_sizes())
+        self.snapshot(step)
+
+    def _log_sizes(self) -> dict:
+        """{csv file: (bytes, header)} of the run's CSV logs, so a resumed run drops rows written after the save."""
+        sizes = {}
+        for name in sorted(os.listdir(self.config.run_dir)):
+            if name.endswith(".csv"):
+                path = os.path.join(self.config.run_dir, name)
+                with open(path) as f:
+                    sizes[name] = [os.path.getsize(path), f.readline()]
+        return sizes
+
+    def snapshot(self, step: int) -> Optional[str]:
+        """Saves the evaluation policy's current parameters as `<run_dir>/snapshots/<step>/`."""
+        if not self.enabled or self._learner is None or self._spec is None:
+            return None
+        return save_run_snapshot(self.config, self._learner, self._spec, step)
+
+
+def save_run_snapshot(config, learner, environment_spec, step: int) -> str:
+    """Saves `learner`'s "policy" variables as `<run_dir>/snapshots/<step>/`, with what rebuilds the agent."""
+    from launch.offline import OFFLINE_AGENTS
+    from launch.registry import AGENTS
+
+    (params,) = learner.get_variables(["policy"])
+    package = {**AGENTS, **OFFLINE_AGENTS}[config.agent_name]
+    return save_snapshot(
+        config.run_dir, step=step, params=params, agent=config.agent_name, agent_package=package,
+        config=config.agent_config, environment_spec=environment_spec, environment=config.environment_name,
+    )
+
+
+def _truncate_logs(run_dir: str, sizes: Mapping[str, Any]) -> None:
+    """Cuts each CSV log back to its length at the checkpoint (rows past it belong to a timeline that was lost)."""
+    for name, (size, header) in sizes.items():
+        path = os.path.join(run_dir, name)
+        if not os.path.exists(path):
+            continue
+        with open(path) as f:
+            same_columns = f.readline() == header
+        if same_columns and os.path.getsize(path) > size:
+            os.truncate(path, size)
+
+
+def write_run_options(run_dir: str, options: RunOptions) -> None:
+    """`<run_dir>/run_options.json`: read by `--resume`, and by a distributed program's nodes (`node_logger`)."""
+    os.makedirs(run_dir, exist_ok=True)
+    with open(os.path.join(run_dir, RUN_OPTIONS), "w") as f:
+        json.dump(dataclasses.asdict(dataclasses.replace(options, resume=False)), f, indent=2)
+
+
+def node_logger(run_dir: Optional[str], label: str, step_key: Optional[str] = None):
+    """A distributed node's logger: `<run_dir>/<label>.csv`, plus TensorBoard if the run's options ask for it."""
+    from acmelike.loggers import CSVLogger, Dispatcher, NoOpLogger, TensorBoardLogger
+
+    if not run_dir:
+        return NoOpLogger()
+    loggers = [CSVLogger(run_dir, label)]
+    if read_run_options(run_dir).tensorboard:
+        loggers.append(TensorBoardLogger(os.path.join(run_dir, "tensorboard"), label, step_key=step_key))
+    return Dispatcher(loggers)
+
+
+def read_run_options(run_dir: str) -> RunOptions:
+    path = os.path.join(run_dir, RUN_OPTIONS)
+    if not os.path.exists(path):
+        return RunOptions()
+    with open(path) as f:
+        return RunOptions(**json.load(f))
+
+
+def _override(value: Any) -> str:
+    """A config value as `--config` text (launch.config_overrides parses it back to the field's type)."""
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(item) for item in value)
+    return "none" if value is None else repr(value) if isinstance(value, float) else str(value)
+
+
+def resume_arguments(run_dir: str) -> dict:
+    """`make_experiment_config` keyword arguments that rebuild the run in `run_dir` from its config.json."""
+    path = os.path.join(run_dir, "config.json")
+    try:
+        with open(path) as f:
+            saved = json.load(f)
+    except FileNotFoundError:
+        raise CheckpointError(f"Cannot resume {run_dir}: {path} is missing (is this a run directory?).") from None
+    except json.JSONDecodeError as error:
+        raise CheckpointError(f"Cannot resume {run_dir}: {path} is corrupt ({error}).") from None
+    try:
+        return dict(
+            agent=saved["agent"], environment=saved["env"], seed=saved["seed"], run_dir=run_dir,
+            max_num_actor_steps=saved["max_num_actor_steps"], evaluation_every=saved["evaluation_every"],
+            stop_at_average_return=saved["stop_at_average_return"], return_window=saved["return_window"],
+            config_overrides=[f"{key}={_override(value)}" for key, value in saved["agent_config"].items()],
+        )
+    except KeyError as error:
+        raise CheckpointError(f"Cannot resume {run_dir}: {path} has no field {error}.") from None

@@ -1,0 +1,150 @@
+"""Watch a trained policy: run a run's snapshot for some episodes, print the returns, optionally save a video.
+
+    python -m launch.evaluate runs/dqn --episodes 10
+    python -m launch.evaluate runs/dqn --episodes 5 --video cartpole.gif
+
+RUN_DIR may also be a `snapshots/` folder or one snapshot. The environment is the one the run trained on (its id
+is in the snapshot), rebuilt with gymnasium; the policy is the agent's evaluation policy (e.g. greedy for DQN).
+Nothing of the training code path (learner, replay, Launchpad) is built.
+"""
+
+import argparse
+import json
+import os
+import sys
+from typing import Any, List, Optional
+
+import numpy as np
+
+from acmelike.checkpointing import CheckpointError
+
+
+class FrameRecorder:
+    """An EnvironmentLoop observer keeping the gymnasium environment's rgb frames of every step."""
+
+    def __init__(self):
+        self.frames: List[np.ndarray] = []
+
+    def observe_first(self, env, timestep) -> None:
+        self.frames.append(np.asarray(env.gymnasium_env.render()))
+
+    def observe(self, env, timestep, action) -> None:
+        self.frames.append(np.asarray(env.gymnasium_env.render()))
+
+    def get_metrics(self) -> dict:
+        return {}
+
+
+def write_video(frames: List[np.ndarray], path: str, fps: int = 30) -> None:
+    """Writes rgb frames ([H, W, 3] uint8) as a GIF (Pillow) or, for .mp4, with imageio's ffmpeg plugin."""
+    if not frames:
+        raise ValueError("No frames to write.")
+    extension = os.path.splitext(path)[1].lower()
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    if extension == ".gif":
+        from PIL import Image
+
+        images = [Image.fromarray(np.asarray(frame, np.uint8)) for frame in frames]
+        images[0].save(path, save_all=True, append_images=images[1:], duration=int(1000 / fps), loop=0)
+    elif extension == ".mp4":
+        try:
+            import imageio.v3 as iio
+
+            iio.imwrite(path, np.stack(frames).astype(np.uint8), fps=fps, plugin="FFMPEG")
+        except (ImportError, ValueError, RuntimeError) as error:
+            raise RuntimeError(
+                f"Writing {path} needs imageio with its ffmpeg plugin (pip install imageio imageio-ffmpeg): {error}. "
+                "A .gif needs only Pillow."
+            ) from error
+    else:
+        raise ValueError(f"--video {path}: the file must end in .gif or .mp4.")
+
+
+def make_environment(environment_id: str, seed: int, render: bool):
+    """The run's gymnasium environment as the agents see it (float32), rendering rgb frames if `render`."""
+    import gymnasium
+
+    from acmelike.wrappers import check_gymnasium_id
+    from acmelike.wrappers.gymnasium_adapter import GymnasiumToDmEnv
+
+    check_gymnasium_id(environment_id)
+    if render:  # pygame renders off-screen; without these SDL looks for a display and an audio device
+        os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+        os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
+    env = gymnasium.make(environment_id, render_mode="rgb_array" if render else None)
+    return GymnasiumToDmEnv(env, seed=seed, single_precision=True)
+
+
+def evaluate(
+    path: str, *, episodes: int, seed: int = 0, video: Optional[str] = None, environment: Optional[str] = None
+) -> dict:
+    """Runs the snapshot at `path` for `episodes` episodes; returns {"returns", "mean_return", "snapshot", ...}.
+
+    With `video`, the first episode's frames are written there.
+    """
+    from acmelike.loggers import NoOpLogger
+    from acmelike.snapshots import load_snapshot
+    from acmelike.specs import make_environment_spec
+    from environment_loops import EnvironmentLoop
+
+    snapshot = load_snapshot(path)
+    environment = environment or snapshot.environment
+    if environment is None:
+        raise ValueError(f"The snapshot {snapshot.path} names no environment: pass --env.")
+    env = make_environment(environment, seed, render=video is not None)
+    _check_spec(snapshot, make_environment_spec(env), environment)
+    actor = snapshot.make_actor(seed)
+    recorder = FrameRecorder()
+    returns = []
+    for episode in range(episodes):
+        observers = (recorder,) if video is not None and episode == 0 else ()
+        loop = EnvironmentLoop(env, actor, logger=NoOpLogger(), observers=observers, should_update=False)
+        returns.append(float(loop.run_episode()["episode_return"]))
+    result: dict[str, Any] = {
+        "snapshot": snapshot.path, "agent": snapshot.agent, "env": environment, "step": snapshot.step,
+        "returns": returns, "mean_return": float(np.mean(returns)),
+    }
+    if video is not None:
+        write_video(recorder.frames, video)
+        result.update(video=video, frames=len(recorder.frames), frame_shape=list(recorder.frames[0].shape))
+    return result
+
+
+def _check_spec(snapshot, spec, environment: str) -> None:
+    """The snapshot's networks fit only the spec they were built for: a ValueError naming both if not."""
+    for field in ("observations", "actions"):
+        saved, actual = getattr(snapshot.environment_spec, field), getattr(spec, field)
+        if getattr(saved, "shape", None) != getattr(actual, "shape", None) or getattr(
+            saved, "num_values", None
+        ) != getattr(actual, "num_values", None):
+            raise ValueError(
+                f"The snapshot {snapshot.path} was trained on {field} {saved!r}, but {environment} has {actual!r}."
+            )
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m launch.evaluate", description=__doc__.splitlines()[0])
+    parser.add_argument("run_dir", help="a run directory (its latest snapshot), a snapshots/ folder or a snapshot")
+    parser.add_argument("--episodes", type=int, default=10)
+    parser.add_argument("--seed", type=int, default=0, help="seeds the environment and the policy's randomness")
+    parser.add_argument("--video", default=None, help="write the first episode's frames to this .gif (or .mp4)")
+    parser.add_argument("--env", default=None, help="override the environment id stored in the snapshot")
+    args = parser.parse_args(argv)
+    if args.episodes < 1:
+        parser.error(f"--episodes must be >= 1, got {args.episodes}")
+    if args.video is not None and os.path.splitext(args.video)[1].lower() not in (".gif", ".mp4"):
+        parser.error(f"--video {args.video}: the file must end in .gif or .mp4")
+    try:
+        result = evaluate(args.run_dir, episodes=args.episodes, seed=args.seed, video=args.video, environment=args.env)
+    except (CheckpointError, ValueError, RuntimeError) as error:
+        print(f"error: {error}", file=sys.stderr, flush=True)
+        return 2
+    for episode, value in enumerate(result["returns"]):
+        print(f"episode {episode}: return {value:g}", flush=True)
+    print(json.dumps(result), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

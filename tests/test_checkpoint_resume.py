@@ -1,0 +1,93 @@
+"""Resume: a single-process run killed with SIGKILL mid-way continues from its checkpoint to its full budget."""
+
+import json
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from tests.stack import require
+
+require("reverb")
+
+from tests.run_helpers import REPO, SMALL_DQN, csv_column, environment, launch_command, run, summary_line  # noqa
+
+STEPS = 3000
+
+
+def _checkpoints(run_dir):
+    directory = os.path.join(run_dir, "checkpoints")
+    return sorted(name for name in os.listdir(directory) if name.isdigit()) if os.path.isdir(directory) else []
+
+
+@pytest.fixture(scope="module")
+def killed_and_resumed(tmp_path_factory):
+    run_dir = str(tmp_path_factory.mktemp("resume") / "run")
+    process = subprocess.Popen(
+        launch_command("--agent", "dqn", "--env", "CartPole-v1", "--steps", str(STEPS), "--run-dir", run_dir,
+                       "--checkpoint-every", "0.05", *SMALL_DQN),
+        cwd=REPO, env=environment(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.time() + 240
+        while len(_checkpoints(run_dir)) < 2 and process.poll() is None and time.time() < deadline:
+            time.sleep(0.2)
+        time.sleep(1.0)  # into the next stretch: the kill loses steps taken after the checkpoint
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+    assert process.returncode == -signal.SIGKILL, "the run ended before it could be killed: raise STEPS"
+    checkpoint = os.path.join(run_dir, "checkpoints", _checkpoints(run_dir)[-1])
+    with open(os.path.join(checkpoint, "metadata.json")) as f:
+        metadata = json.load(f)
+    with open(os.path.join(checkpoint, "counter.json")) as f:
+        counts = json.load(f)
+    resumed = run("--resume", run_dir)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    with open(os.path.join(run_dir, "resumed.json")) as f:
+        restored = json.load(f)
+    return dict(run_dir=run_dir, metadata=metadata, counts=counts, restored=restored,
+                summary=summary_line(resumed.stdout))
+
+
+def test_resumed_run_ends_at_its_budget(killed_and_resumed):
+    assert killed_and_resumed["summary"]["env_steps"] >= STEPS
+    assert killed_and_resumed["metadata"]["step"] < STEPS
+
+
+def test_counters_learner_and_replay_continue_from_the_checkpoint(killed_and_resumed):
+    restored, counts, metadata = (killed_and_resumed[k] for k in ("restored", "counts", "metadata"))
+    assert restored["step"] == metadata["step"] == counts["actor_steps"]
+    assert restored["counts"] == counts
+    assert restored["learner_state_steps"] == counts["learner_sgd_steps"] > 0  # the learner's own step counter
+    assert restored["replay_sizes"] == metadata["replay_sizes"]
+    assert metadata["replay_sizes"]["priority_table"] > 0
+
+
+def test_counters_never_go_backwards_in_the_logs(killed_and_resumed):
+    run_dir = killed_and_resumed["run_dir"]
+    for name, column in (("actor.csv", "actor_steps"), ("learner.csv", "learner_steps")):
+        values = csv_column(os.path.join(run_dir, name), column)
+        assert values and all(b >= a for a, b in zip(values, values[1:])), name
+    assert csv_column(os.path.join(run_dir, "actor.csv"), "actor_steps")[-1] >= STEPS
+
+
+def test_resume_with_another_agent_is_refused_and_leaves_the_run_alone(killed_and_resumed):
+    run_dir = killed_and_resumed["run_dir"]
+    before = {name: os.path.getmtime(os.path.join(run_dir, name)) for name in os.listdir(run_dir)}
+    result = run("--resume", run_dir, "--agent", "ppo")
+    assert result.returncode != 0
+    assert "config.json" in result.stderr and "'dqn'" in result.stderr
+    other = run("--resume", run_dir, "--config", "learning_rate=0.5")
+    assert other.returncode != 0 and "belongs to a different run" in other.stderr and "checkpoints" in other.stderr
+    fresh = run("--agent", "dqn", "--env", "CartPole-v1", "--run-dir", run_dir, "--steps", "100")
+    assert fresh.returncode != 0 and "--resume" in fresh.stderr
+    after = {name: os.path.getmtime(os.path.join(run_dir, name)) for name in os.listdir(run_dir)}
+    assert after == before
+
+
+def test_resume_of_a_directory_without_a_run_names_the_file(tmp_path):
+    result = run("--resume", str(tmp_path))
+    assert result.returncode != 0 and os.path.join(str(tmp_path), "config.json") in result.stderr

@@ -1,0 +1,132 @@
+"""Snapshots of a finished run: load without the training code, replay the evaluator's figures, render a video;
+and the run's TensorBoard event files."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from acmelike.checkpointing import CheckpointError
+from acmelike.snapshots import environment_spec_from_json, environment_spec_to_json, load_snapshot
+from acmelike.specs import EnvironmentSpec
+from dm_env import specs
+from tests.stack import require
+
+from tests.run_helpers import REPO, SMALL_DQN, csv_column, environment, run  # noqa: E402
+
+STEPS, EVALUATION_EPISODES = 2500, 5
+
+
+@pytest.fixture(scope="module")
+def trained_run(tmp_path_factory):
+    """A short DQN run whose only evaluation round comes after its last training episode (so the final
+    snapshot holds exactly the parameters the evaluator ran), with TensorBoard on."""
+    require("reverb")
+    run_dir = str(tmp_path_factory.mktemp("snapshot") / "run")
+    result = run("--agent", "dqn", "--env", "CartPole-v1", "--steps", str(STEPS), "--eval-every", str(STEPS),
+                 "--run-dir", run_dir, "--tensorboard", *SMALL_DQN)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return run_dir
+
+
+def test_snapshot_loads_without_the_training_code_path(trained_run):
+    script = textwrap.dedent(
+        f"""
+        import sys
+        from acmelike.snapshots import load_actor
+        actor = load_actor({trained_run!r})
+        action = actor.select_action(__import__("numpy").zeros(4, "float32"))
+        assert int(action) in (0, 1)
+        # No replay, Launchpad or runner: the agent's package is imported (its builder), nothing is built from it.
+        loaded = [m for m in ("reverb", "launchpad", "tensorflow", "launch", "acmelike.replay") if m in sys.modules]
+        assert not loaded, loaded
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", script], cwd=REPO, env=environment(), capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-3000:]
+
+
+def test_greedy_return_equals_the_evaluators_last_figures(trained_run):
+    from launch.construction import evaluator_seed
+    from launch.evaluate import evaluate
+
+    with open(os.path.join(trained_run, "config.json")) as f:
+        seed = json.load(f)["seed"]
+
+    class Seed:  # evaluator_seed reads the experiment's seed only
+        pass
+
+    config = Seed()
+    config.seed = seed
+    evaluator_returns = csv_column(os.path.join(trained_run, "evaluator.csv"), "episode_return")
+    assert len(evaluator_returns) == EVALUATION_EPISODES
+    # The evaluator's environment, seeded as in training, and a greedy policy: the same episodes, exactly.
+    result = evaluate(trained_run, episodes=EVALUATION_EPISODES, seed=evaluator_seed(config))
+    assert result["step"] >= STEPS
+    np.testing.assert_allclose(result["returns"], evaluator_returns)
+
+
+def test_video_is_a_gif_with_the_environments_frames(trained_run, tmp_path):
+    from PIL import Image
+
+    video = str(tmp_path / "episode.gif")
+    result = run(trained_run, "--episodes", "2", "--video", video, module="launch.evaluate", timeout=180)
+    assert result.returncode == 0, result.stderr[-3000:]
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    with Image.open(video) as gif:
+        assert summary["frames"] == summary["returns"][0] + 1  # reset + one per step of the first episode
+        assert 2 <= gif.n_frames <= summary["frames"]  # Pillow merges identical consecutive frames
+        assert (gif.size[1], gif.size[0], 3) == tuple(summary["frame_shape"]) == (400, 600, 3)  # CartPole's render
+
+
+def test_runner_writes_tensorboard_scalars(trained_run):
+    from tests.tensorboard_events import read_scalars
+
+    scalars = read_scalars(os.path.join(trained_run, "tensorboard"))
+    for tag in ("actor/episode_return", "actor/steps_per_second", "learner/loss", "evaluator/episode_return"):
+        assert scalars.get(tag), (tag, sorted(scalars))
+    returns = csv_column(os.path.join(trained_run, "actor.csv"), "episode_return")
+    assert [value for _, value in scalars["actor/episode_return"]] == pytest.approx(returns)
+    steps = [step for step, _ in scalars["actor/episode_return"]]
+    assert steps == sorted(steps) and steps[-1] >= STEPS  # x-axis: actor steps
+
+
+def test_missing_and_corrupt_snapshots_name_the_file(trained_run, tmp_path):
+    with pytest.raises(CheckpointError, match=f"No snapshot in {tmp_path}"):
+        load_snapshot(str(tmp_path))
+    result = run(str(tmp_path / "nowhere"), module="launch.evaluate", timeout=120)
+    assert result.returncode != 0 and "nowhere does not exist" in result.stderr
+
+    import shutil
+
+    copy = str(tmp_path / "copy")
+    shutil.copytree(os.path.join(trained_run, "snapshots"), copy)
+    (snapshot,) = os.listdir(copy)
+    with open(os.path.join(copy, snapshot, "metadata.json"), "w") as f:
+        f.write("{")
+    with pytest.raises(CheckpointError, match=f"{snapshot}/metadata.json is corrupt"):
+        load_snapshot(copy)
+
+
+def test_snapshot_of_another_environment_is_refused(trained_run):
+    from launch.evaluate import evaluate
+
+    with pytest.raises(ValueError, match="was trained on observations .* but Acrobot-v1 has"):
+        evaluate(trained_run, episodes=1, environment="Acrobot-v1")
+
+
+def test_environment_specs_round_trip_through_json():
+    spec = EnvironmentSpec(
+        observations={"pixels": specs.Array((2, 3), np.float32, "pixels"),
+                      "state": specs.BoundedArray((2,), np.float32, [-1, -2], [1, 2], "state")},
+        actions=specs.DiscreteArray(3, np.int32, name="action"),
+        rewards=specs.Array((), np.float32, "reward"),
+        discounts=specs.BoundedArray((), np.float32, 0.0, 1.0, "discount"),
+    )
+    restored = environment_spec_from_json(json.loads(json.dumps(environment_spec_to_json(spec))))
+    assert repr(restored) == repr(spec)
