@@ -3,10 +3,17 @@
 from setuptools import find_packages, setup
 
 # The pure-JAX layers: networks, losses, learners, actor cores and agents' learning steps.
-CORE = ["jax", "jaxlib", "flax", "optax", "rlax", "chex", "dm-env", "gymnasium", "numpy", "matplotlib"]
+CORE = ["jax", "jaxlib", "flax", "optax", "rlax", "chex", "dm-env", "gymnasium", "numpy", "matplotlib",
+        "orbax-checkpoint"]
 # Replay and launch (Python 3.10 only): pin exact versions through constraints.txt.
 FULL = ["tensorflow-cpu", "dm-reverb", "dm-launchpad", "numpy<2"]
-TEST = ["pytest", "psutil"]
+# Optional capabilities, each imported only where it is used.
+ANAKIN = ["gymnax", "flashbax"]  # --launch anakin: JAX environments and a JAX-native replay
+OFFLINE = ["minari[hdf5]"]  # launch.record and offline agents (--dataset)
+TENSORBOARD = ["tensorboardX"]  # --tensorboard, with no TensorFlow needed
+RENDER = ["pygame"]  # rgb frames of the classic-control environments (launch.evaluate --video)
+MINATAR = ["MinAtar"]  # pixel environments for the conv torsos
+TEST = ["pytest", "psutil", "hypothesis"] + ANAKIN + OFFLINE + TENSORBOARD + RENDER + MINATAR
 # Running notebooks/ (`make notebook`; `make test` runs them on a short budget).
 NOTEBOOK = ["jupyter", "ipykernel"]
 
@@ -17,5 +24,14 @@ setup(
     packages=find_packages(include=["acmelike*", "agents*", "environment_loops*", "launch*"]),
     python_requires=">=3.10",
     install_requires=CORE,
-    extras_require={"full": FULL, "test": TEST, "notebook": NOTEBOOK},
+    extras_require={
+        "full": FULL,
+        "test": TEST,
+        "notebook": NOTEBOOK,
+        "anakin": ANAKIN,
+        "offline": OFFLINE,
+        "tensorboard": TENSORBOARD,
+        "render": RENDER,
+        "minatar": MINATAR,
+    },
 )
