@@ -164,6 +164,8 @@ def main() -> None:
     parser.add_argument("--out", default=None, help="results directory (default benchmarks/results)")
     args = parser.parse_args()
     repeats = 2 if args.quick else 5
+    payload = header("anakin_ppo", quick=args.quick, seeds=list(range(repeats)),
+                     packages=["jax", "jaxlib", "flax", "optax", "gymnax", "flashbax", "numpy"])
 
     import launch  # noqa: F401  (import order: JAX substrate before anything else)
     from agents.ppo import PPOConfig
@@ -245,8 +247,6 @@ def main() -> None:
                    ours_label="launch.anakin PPO", baseline_label="PureJaxRL-style PPO"),
     ]
     print_rows(rows)
-    payload = header("anakin_ppo", quick=args.quick, seeds=list(range(repeats)),
-                     packages=["jax", "jaxlib", "flax", "optax", "gymnax", "flashbax", "numpy"])
     payload.update(
         rows=rows,
         runs=runs,
