@@ -3,6 +3,7 @@
 #   make test   - create .venv and run the tests
 #   make test-latest - create .venv-latest (Python 3.11+, newest JAX, no TensorFlow) and run the pure-JAX tests
 #   make bench  - create .venv and .venv-bench (SBX, Python 3.11) and run the benchmarks (BENCH_MODE=quick|full)
+#   make notebook - run notebooks/*.ipynb top to bottom in .venv's kernel (make test runs them on a short budget)
 # The full stack needs Python 3.10 (dm-launchpad/dm-reverb wheels); point PYTHON310 at yours if it lives elsewhere.
 
 PYTHON310 ?= $(shell PYENV_VERSION=3.10.13 pyenv which python3.10 2>/dev/null || command -v python3.10)
@@ -15,13 +16,13 @@ RUN_DIR ?= runs/demo-dqn-cartpole
 DEMO_STEPS ?= 100000
 PYTEST_ARGS ?=
 
-.PHONY: demo test test-latest venv venv-latest clean
+.PHONY: demo test test-latest venv venv-latest clean notebook
 
 $(VENV)/.installed: setup.py constraints.txt
 	@test -n "$(PYTHON310)" || { echo "Python 3.10 not found: set PYTHON310=/path/to/python3.10"; exit 1; }
 	$(PYTHON310) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -c constraints.txt -e '.[full,test]'
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[full,test,notebook]'
 	touch $@
 
 venv: $(VENV)/.installed
@@ -45,6 +46,9 @@ test: venv
 # Tests needing Reverb/Launchpad/TensorFlow skip here, each naming the missing package (-rs lists them).
 test-latest: venv-latest
 	$(PY_LATEST) -m pytest -q -rs $(PYTEST_ARGS) tests
+
+notebook: venv
+	$(VENV)/bin/jupyter execute notebooks/*.ipynb
 
 clean:
 	rm -rf $(VENV) $(VENV_LATEST) runs

@@ -7,6 +7,8 @@ CORE = ["jax", "jaxlib", "flax", "optax", "rlax", "chex", "dm-env", "gymnasium",
 # Replay and launch (Python 3.10 only): pin exact versions through constraints.txt.
 FULL = ["tensorflow-cpu", "dm-reverb", "dm-launchpad", "numpy<2"]
 TEST = ["pytest", "psutil"]
+# Running notebooks/ (`make notebook`; `make test` runs them on a short budget).
+NOTEBOOK = ["jupyter", "ipykernel"]
 
 setup(
     name="acmelike",
@@ -15,5 +17,5 @@ setup(
     packages=find_packages(include=["acmelike*", "agents*", "environment_loops*", "launch*"]),
     python_requires=">=3.10",
     install_requires=CORE,
-    extras_require={"full": FULL, "test": TEST},
+    extras_require={"full": FULL, "test": TEST, "notebook": NOTEBOOK},
 )

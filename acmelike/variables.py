@@ -22,6 +22,22 @@ class RemoteVariableSource(core.VariableSource):
         return self._source.get_variables(names)
 
 
+class StaticVariableSource(core.VariableSource):
+    """Serves fixed values by name, e.g. trained parameters to an evaluation actor with no learner behind it.
+
+        actor = builder.make_actor(..., variable_source=StaticVariableSource({"policy": params}))
+    """
+
+    def __init__(self, variables: dict):
+        self._variables = dict(variables)
+
+    def get_variables(self, names):
+        unknown = [name for name in names if name not in self._variables]
+        if unknown:
+            raise KeyError(f"StaticVariableSource serves {sorted(self._variables)}; unknown: {unknown}.")
+        return [self._variables[name] for name in names]
+
+
 class VariableClient:
     """Pulls named variables from a `VariableSource` every `update_period` calls to `update()`.
 

@@ -4,10 +4,17 @@
     python -m launch --agent dqn --env CartPole-v1 --launch local_mp --actors 2 --steps 100000 --run-dir runs/mp
     python -m launch --agent dqn --env CartPole-v1 --config learning_rate=5e-4 --config n_step=5
     python -m launch --agent ppo --env gymnax/CartPole-v1 --launch anakin --seeds 0-15 --steps 500000
+
+The last line of standard output is always the JSON summary alone. Every mistake on the command line is a parser
+message (exit 2) naming the flag. Ctrl-C or SIGTERM ends the run cleanly: the summary says `"interrupted": true`
+and the exit code is 130 (SIGINT) or 143 (SIGTERM); a node that fails exits 1.
 """
 
 import argparse
 import json
+import os
+import shutil
+import signal
 import sys
 
 import launch  # noqa: F401  (orders the JAX/TensorFlow imports before anything else)
@@ -16,27 +23,46 @@ from launch.registry import AGENTS, make_experiment_config
 from launch.single_process import run_single_process
 
 
-def main(argv=None) -> int:
+def _bounded(kind, minimum, strictly: bool = False):
+    """An argparse type: `kind` values >= minimum (> if `strictly`); the parser names the flag in its message."""
+
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {kind.__name__}, got {text!r}") from None
+        if value < minimum or (strictly and value == minimum):
+            raise argparse.ArgumentTypeError(f"must be {'>' if strictly else '>='} {minimum}, got {text}")
+        return value
+
+    parse.__name__ = kind.__name__
+    return parse
+
+
+def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m launch", description=__doc__.splitlines()[0])
     parser.add_argument("--agent", required=True, help=f"one of: {', '.join(sorted(AGENTS))}")
     parser.add_argument("--env", required=True, help="a gymnasium environment id, e.g. CartPole-v1")
-    parser.add_argument("--steps", type=int, default=100_000, help="environment steps to train for")
+    parser.add_argument("--steps", type=_bounded(int, 1), default=100_000, help="environment steps to train for")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--run-dir", default=None, help="where CSV logs, learning_curve.png and summary.json go")
+    parser.add_argument("--run-dir", default=None, help="where config.json, CSV logs, learning_curve.png and summary.json go")
+    parser.add_argument("--overwrite", action="store_true", help="replace what a non-empty --run-dir holds")
     parser.add_argument(
         "--config", action="append", default=[], metavar="FIELD=VALUE",
         help="set a field of the agent's config (repeatable), e.g. --config learning_rate=3e-4",
     )
-    parser.add_argument("--eval-every", type=int, default=0, help="actor steps between evaluations (0: none)")
+    parser.add_argument("--eval-every", type=_bounded(int, 0), default=0, help="actor steps between evaluations (0: none)")
     parser.add_argument(
         "--target-return", type=float, default=None,
         help="the return that counts as solved, for environments gymnasium gives no reward_threshold",
     )
-    parser.add_argument("--return-window", type=int, default=20, help="episodes averaged in the summary")
-    parser.add_argument("--progress-seconds", type=float, default=5.0, help="seconds between progress lines")
+    parser.add_argument("--return-window", type=_bounded(int, 1), default=20, help="episodes averaged in the summary")
+    parser.add_argument(
+        "--progress-seconds", type=_bounded(float, 0.0, strictly=True), default=5.0, help="seconds between progress lines"
+    )
     parser.add_argument(
         "--stop-at-return", type=float, default=None,
-        help="stop early once the last 20 episodes (distributed: an evaluation round) average at least this",
+        help="stop early once the last --return-window episodes (distributed: an evaluation round) average at least this",
     )
     parser.add_argument(
         "--launch", default="single", choices=("single", "anakin") + LAUNCH_TYPES,
@@ -44,7 +70,26 @@ def main(argv=None) -> int:
         "anakin: fully jitted, for gymnax/<id> environments (launch/anakin.py)",
     )
     parser.add_argument("--seeds", default=None, help="anakin: seeds trained in one vmapped call, e.g. 0-15")
-    parser.add_argument("--actors", type=int, default=1, help="actor nodes of a distributed program")
+    parser.add_argument("--actors", type=_bounded(int, 1), default=1, help="actor nodes of a distributed program")
+    return parser
+
+
+def check_run_dir(parser: argparse.ArgumentParser, run_dir: str, overwrite: bool) -> None:
+    """A run directory must be a directory, and an earlier run's files are replaced only with --overwrite."""
+    if os.path.exists(run_dir) and not os.path.isdir(run_dir):
+        parser.error(f"--run-dir {run_dir} is a file, not a directory: choose a directory path.")
+    if os.path.isdir(run_dir) and os.listdir(run_dir):
+        if not overwrite:
+            held = ", ".join(sorted(os.listdir(run_dir))[:6])
+            parser.error(
+                f"--run-dir {run_dir} is not empty (it holds {held}, ...): choose a new directory, or pass "
+                f"--overwrite to replace its contents."
+            )
+        shutil.rmtree(run_dir)
+
+
+def main(argv=None) -> int:
+    parser = make_parser()
     args = parser.parse_args(argv)
     if args.launch == "anakin":
         from launch.anakin import config_from_arguments, run_anakin
@@ -53,12 +98,18 @@ def main(argv=None) -> int:
             anakin_config = config_from_arguments(args)
         except ValueError as error:
             parser.error(str(error))
+        if args.run_dir:
+            check_run_dir(parser, args.run_dir, args.overwrite)
         print(json.dumps(run_anakin(anakin_config)), flush=True)
         return 0
     if args.seeds:
         parser.error("--seeds is for --launch anakin (other runners take one --seed)")
     if args.launch != "single" and not args.run_dir:
         parser.error("--launch local_mt/local_mp needs --run-dir (node logs, progress and failures go there)")
+    if args.launch != "single" and args.stop_at_return is not None and not args.eval_every:
+        parser.error("--stop-at-return in a distributed run needs --eval-every > 0: evaluation rounds decide the stop")
+    if args.run_dir:
+        check_run_dir(parser, args.run_dir, args.overwrite)
     try:
         config = make_experiment_config(
             agent=args.agent,
@@ -83,7 +134,9 @@ def main(argv=None) -> int:
         except DistributedRunError as error:
             print(f"error: {error}", file=sys.stderr, flush=True)
             return 1
-    print(json.dumps(summary), flush=True)
+    print(json.dumps(dict(summary)), flush=True)
+    if summary.get("interrupted"):
+        return 128 + signal.Signals[summary["signal"]].value
     return 0
 
 

@@ -246,7 +246,7 @@ def run_anakin(config: AnakinConfig) -> Dict[str, Any]:
         summaries.append(summary)
         if log.directory:
             write_summary(log.directory, summary)
-            _plot(log.directory, label)
+            _plot(log.directory, label, config.return_window)
     result = summaries[0] if num_seeds == 1 else _combine(config, summaries, wall_seconds, compile_seconds)
     if config.run_dir and num_seeds > 1:
         write_summary(config.run_dir, result)
@@ -292,19 +292,15 @@ def _combine(config: AnakinConfig, summaries: Sequence[Dict[str, Any]], wall_sec
     }
 
 
-def _plot(directory: str, label: _Labels) -> None:
-    from acmelike.loggers.plotting import plot_learning_curve
+def _plot(directory: str, label: _Labels, window: int) -> None:
+    from acmelike.loggers.plotting import plot_run_learning_curve
 
-    csv_path = os.path.join(directory, "actor.csv")
-    if os.path.exists(csv_path) and os.path.getsize(csv_path) > 0:
-        plot_learning_curve(
-            csv_path,
-            os.path.join(directory, "learning_curve.png"),
-            x="actor_steps",
-            y="episode_return",
-            window=20,
-            title=f"{label.agent_name} on {label.environment_name} (anakin, seed {label.seed})",
-        )
+    plot_run_learning_curve(
+        directory,
+        actor_labels=["actor"],
+        window=window,
+        title=f"{label.agent_name} on {label.environment_name} (anakin, seed {label.seed})",
+    )
 
 
 def config_from_arguments(args) -> AnakinConfig:

@@ -21,6 +21,7 @@ from acmelike.counting import Counter
 from launch import nodes
 from launch.episode_stats import make_tracker, run_summary, write_config, write_summary
 from launch.experiment import ExperimentConfig
+from launch.interrupts import StopRequests
 
 LAUNCH_TYPES = ("local_mt", "local_mp")
 
@@ -123,16 +124,20 @@ def run_distributed(
     program = make_distributed_program(config, num_actors)
     print(describe_program(program), flush=True)
     start = time.time()
-    if launch_type == "local_mp":
-        logs = os.path.join(run_dir, "logs")
-        os.makedirs(logs, exist_ok=True)
-        # Launchpad reads this directory once at import; each node's output goes to <run_dir>/logs/<group>_<i>.
-        launch_local_output_to_files._LOGGING_DIR = logs
-        manager = lp.launch(program, launch_type=lp.LaunchType.LOCAL_MULTI_PROCESSING, terminal="output_to_files")
-    else:
-        manager = lp.launch(program, launch_type=lp.LaunchType.LOCAL_MULTI_THREADING)
-
-    failure = _supervise(manager, run_dir, config.progress_period_s, config.max_num_actor_steps, stop_timeout_s)
+    # Installed before Launchpad's own handlers, which keep ours in their chain: a signal both stops every node
+    # (Launchpad) and marks the run interrupted (ours).
+    with StopRequests() as stop:
+        if launch_type == "local_mp":
+            logs = os.path.join(run_dir, "logs")
+            os.makedirs(logs, exist_ok=True)
+            # Launchpad reads this directory once at import; each node's output goes to <run_dir>/logs/<group>_<i>.
+            launch_local_output_to_files._LOGGING_DIR = logs
+            manager = lp.launch(program, launch_type=lp.LaunchType.LOCAL_MULTI_PROCESSING, terminal="output_to_files")
+        else:
+            manager = lp.launch(program, launch_type=lp.LaunchType.LOCAL_MULTI_THREADING)
+        failure = _supervise(manager, run_dir, config.progress_period_s, config.max_num_actor_steps, stop_timeout_s)
+    # Launchpad's stop countdown ends its line with a carriage return: start a fresh line for what follows.
+    print(flush=True)
     wall = time.time() - start
     node_failures = _read_failures(run_dir)
     if node_failures or failure is not None:
@@ -142,7 +147,7 @@ def run_distributed(
             f"distributed program failed in node(s): {names} ({failure or 'see traceback'}).\n{details}"
             + (f"\nNode logs: {os.path.join(run_dir, 'logs')}" if launch_type == "local_mp" else "")
         )
-    return _summary(config, run_dir, num_actors, launch_type, wall)
+    return _summary(config, run_dir, num_actors, launch_type, wall, stop)
 
 
 def _supervise(manager, run_dir: str, period_s: float, max_steps: int, stop_timeout_s: float) -> Optional[BaseException]:
@@ -210,8 +215,13 @@ def _last_evaluation(run_dir: str) -> Optional[float]:
     return float(rows[-1]["average_return"]) if rows else None
 
 
-def _summary(config: ExperimentConfig, run_dir: str, num_actors: int, launch_type: str, wall: float) -> Dict[str, Any]:
-    counts = _read_progress(run_dir)
+def _summary(
+    config: ExperimentConfig, run_dir: str, num_actors: int, launch_type: str, wall: float, stop: StopRequests
+) -> Dict[str, Any]:
+    try:
+        counts = _read_progress(run_dir)
+    except (OSError, ValueError):  # stopped before the steps limiter wrote anything
+        counts = {}
     episodes = []
     for index in range(num_actors):
         episodes += _read_csv(os.path.join(run_dir, f"actor_{index}.csv"))
@@ -221,18 +231,16 @@ def _summary(config: ExperimentConfig, run_dir: str, num_actors: int, launch_typ
         tracker.add(float(row["episode_return"]), int(float(row["actor_steps"])))
     evaluation = _last_evaluation(run_dir)
     summary = run_summary(
-        config, tracker, counts, wall, launch=launch_type, actors=num_actors, average_evaluator_return=evaluation
+        config, tracker, counts, wall, launch=launch_type, actors=num_actors, average_evaluator_return=evaluation,
+        interrupted=stop.requested, **({"signal": stop.signal_name} if stop.requested else {}),
     )
     write_summary(run_dir, summary)
-    if evaluation is not None:
-        from acmelike.loggers.plotting import plot_learning_curve
+    from acmelike.loggers.plotting import plot_run_learning_curve
 
-        plot_learning_curve(
-            os.path.join(run_dir, "evaluator.csv"),
-            os.path.join(run_dir, "learning_curve.png"),
-            x="actor_steps",
-            y="average_return",
-            window=3,
-            title=f"{config.agent_name} on {config.environment_name}, {num_actors} actors ({launch_type}): evaluator",
-        )
+    plot_run_learning_curve(
+        run_dir,
+        actor_labels=[f"actor_{index}" for index in range(num_actors)],
+        window=config.return_window,
+        title=f"{config.agent_name} on {config.environment_name}, {num_actors} actors ({launch_type})",
+    )
     return summary

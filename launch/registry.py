@@ -7,6 +7,7 @@ error messages and the registry's smoke tests (tests/test_registry.py) follow fr
 
 import functools
 import importlib
+import warnings
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from acmelike.builders import AgentDefinition
@@ -76,9 +77,16 @@ def make_experiment_config(
     agent_config = make_agent_config(agent, config_overrides)
     threshold = None
     if environment_factory is None:
-        check_gymnasium_id(environment)
+        try:
+            check_gymnasium_id(environment)
+        except ValueError:
+            raise ValueError(unknown_environment_message(environment, definition)) from None
         threshold = environment_threshold(environment)
         environment_factory = functools.partial(make_gymnasium_environment, environment)
+    else:
+        # Native dm_env environments often speak float64/int64; JAX agents want 32 bits. The wrapper converts
+        # specs and timesteps and casts actions back to the environment's own dtypes.
+        environment_factory = functools.partial(_single_precision, environment_factory)
     config = ExperimentConfig(
         builder=definition.make_builder(agent_config),
         environment_factory=environment_factory,
@@ -96,6 +104,60 @@ def make_experiment_config(
     )
     check_agent_fits_environment(config, definition)
     return config
+
+
+def _single_precision(environment_factory: Callable[[int], Any], seed: int):
+    from acmelike.wrappers import SinglePrecisionWrapper
+
+    return SinglePrecisionWrapper(environment_factory(seed))
+
+
+def unknown_environment_message(name: str, definition: AgentDefinition) -> str:
+    """Says `name` is unknown and suggests only environments whose spaces the agent's networks accept."""
+    import difflib
+
+    fitting = environments_that_fit(definition)
+    message = f"Unknown gymnasium environment {name!r}."
+    close = difflib.get_close_matches(name, fitting, n=3, cutoff=0.6)
+    if close:
+        message += " Did you mean: " + ", ".join(repr(c) for c in close) + "?"
+    return message + (
+        f" Environments that fit {definition.name} ({definition.action_space} actions) with gymnasium alone: "
+        f"{', '.join(fitting) or 'none'}. Others need extra packages (see gymnasium.pprint_registry())."
+    )
+
+
+def environments_that_fit(definition: AgentDefinition) -> List[str]:
+    """The gymnasium environments (those needing no extra package) whose spaces `definition`'s networks accept,
+    found by building each environment and the agent's networks for it."""
+    import gymnasium
+
+    config = definition.config_class()
+    fitting = []
+    with warnings.catch_warnings():  # deprecated versions warn when built; they are only probed here
+        warnings.simplefilter("ignore")
+        for env_id, env_spec in sorted(gymnasium.envs.registry.items()):
+            if _fits(definition, config, env_id, env_spec):
+                fitting.append(env_id)
+    return fitting
+
+
+def _fits(definition: AgentDefinition, config, env_id: str, env_spec) -> bool:
+    from acmelike.specs import make_environment_spec
+    from acmelike.wrappers import make_gymnasium_environment
+    from acmelike.wrappers.gymnasium_adapter import NO_EXTRA_DEPENDENCY_MODULES
+
+    entry_point = env_spec.entry_point
+    if not (isinstance(entry_point, str) and entry_point.startswith(NO_EXTRA_DEPENDENCY_MODULES)):
+        return False
+    try:
+        environment = make_gymnasium_environment(env_id, seed=0)
+        spec = make_environment_spec(environment)
+        environment.close()
+        definition.make_networks(spec, config)
+    except Exception:  # noqa: BLE001 - does not fit (or cannot be built here): not suggested
+        return False
+    return True
 
 
 def check_agent_fits_environment(config: ExperimentConfig, definition: AgentDefinition) -> None:

@@ -12,8 +12,11 @@ itself. The loop, in short:
 """
 
 import os
+import tempfile
 import time
 from typing import Any, Dict, Mapping, Optional
+
+import numpy as np
 
 from acmelike import core
 from acmelike.counting import Counter
@@ -22,6 +25,33 @@ from environment_loops import EnvironmentLoop
 from launch.construction import AgentParts
 from launch.episode_stats import make_tracker, run_summary, write_config, write_summary
 from launch.experiment import ExperimentConfig
+from launch.interrupts import StopRequests
+
+
+class RunResult(dict):
+    """The summary of a run (a dict: JSON-ready, as printed and written to summary.json), plus what it trained.
+
+        result = run_single_process(config)
+        result["average_return_last_20"]
+        params = result.params                    # the learner's final policy parameters
+        actor = result.make_evaluation_actor()    # the evaluation (greedy) policy on those parameters
+
+    Attributes:
+      params: the parameters the learner serves as "policy" at the end of the run.
+      parts: the `AgentParts` the run built (spec, networks, builder); `parts.policy(evaluation=True)` is the
+        evaluation policy.
+    """
+
+    def __init__(self, summary: Mapping[str, Any], *, params: Any, parts: AgentParts):
+        super().__init__(summary)
+        self.params = params
+        self.parts = parts
+
+    def make_evaluation_actor(self) -> core.Actor:
+        """An actor running the evaluation policy on `params` (no learner, no replay)."""
+        from acmelike.variables import StaticVariableSource
+
+        return self.parts.evaluator_actor(variable_source=StaticVariableSource({"policy": self.params}))
 
 
 class LearningActor(core.Actor):
@@ -78,11 +108,13 @@ def _loggers(config: ExperimentConfig, label: str, terminal: bool):
     return Dispatcher(loggers) if loggers else NoOpLogger()
 
 
-def run_single_process(config: ExperimentConfig) -> Dict[str, Any]:
+def run_single_process(config: ExperimentConfig) -> RunResult:
     """Trains `config.builder`'s agent for `config.max_num_actor_steps` environment steps in this process.
 
     Returns the summary (`launch.episode_stats.run_summary`, also written to `<run_dir>/summary.json`; the
-    resolved config goes to `<run_dir>/config.json`).
+    resolved config goes to `<run_dir>/config.json`) as a `RunResult`, which also holds the trained parameters.
+    Ctrl-C or SIGTERM ends the run at the next episode: logs, summary and learning curve are still written, and
+    the summary says `"interrupted": true` with the signal's name.
     """
     # Reverb (and with it TensorFlow) only here: importing `launch` stays light.
     import reverb
@@ -96,7 +128,9 @@ def run_single_process(config: ExperimentConfig) -> Dict[str, Any]:
     environment = parts.actor_environment(0)
     with replay.inserts_never_block():
         tables = parts.replay_tables()
-    server = reverb.Server(tables, port=None)
+    # Reverb's default checkpointer would leave an empty directory in /tmp behind every run.
+    scratch = tempfile.TemporaryDirectory(prefix="acmelike-reverb-")
+    server = reverb.Server(tables, port=None, checkpointer=reverb.checkpointers.DefaultCheckpointer(scratch.name))
     adder = None
     try:
         client = reverb.Client(f"localhost:{server.port}")
@@ -117,32 +151,58 @@ def run_single_process(config: ExperimentConfig) -> Dict[str, Any]:
         )
         evaluator = None
         if config.evaluation_every:
-            evaluator = EnvironmentLoop(
-                parts.evaluator_environment(),
-                parts.evaluator_actor(variable_source=learner),
-                logger=_loggers(config, "evaluator", terminal=True),
-                label="evaluator",
+            evaluator = Evaluator(
+                config,
+                EnvironmentLoop(
+                    parts.evaluator_environment(), parts.evaluator_actor(variable_source=learner), logger=NoOpLogger()
+                ),
+                _loggers(config, "evaluator", terminal=True),
             )
-        tracker = _train(config, train_loop, evaluator, counter)
+        with StopRequests() as stop:
+            tracker = _train(config, train_loop, evaluator, counter, stop)
+        params = learner.get_variables(["policy"])[0]
     finally:
         if adder is not None:
             adder.close()  # an open writer stream makes server.stop() wait out its 5 s deadline
         server.stop()
+        scratch.cleanup()
 
-    summary = run_summary(config, tracker, counter.get_counts(), time.time() - start)
+    extra = {"average_evaluator_return": evaluator.last_average} if evaluator is not None else {}
+    summary = run_summary(
+        config, tracker, counter.get_counts(), time.time() - start, launch="single", **extra,
+        interrupted=stop.requested, **({"signal": stop.signal_name} if stop.requested else {}),
+    )
     if config.run_dir:
         write_summary(config.run_dir, summary)
         _plot(config)
-    return summary
+    return RunResult(summary, params=params, parts=parts)
 
 
-def _train(config: ExperimentConfig, train_loop, evaluator: Optional[EnvironmentLoop], counter: Counter):
+class Evaluator:
+    """Runs `num_evaluation_episodes` of the evaluation policy and logs one row per round: the actor step it ran
+    at, the average return and the number of episodes (the same columns as the distributed evaluator's CSV)."""
+
+    def __init__(self, config: ExperimentConfig, loop: EnvironmentLoop, logger):
+        self._config = config
+        self._loop = loop
+        self._logger = logger
+        self.last_average: Optional[float] = None
+
+    def evaluate(self, actor_steps: int) -> float:
+        self._loop.actor.update(wait=True)  # evaluate the learner's latest parameters
+        returns = [self._loop.run_episode()["episode_return"] for _ in range(self._config.num_evaluation_episodes)]
+        self.last_average = float(np.mean(returns))
+        self._logger.write({"actor_steps": actor_steps, "average_return": self.last_average, "episodes": len(returns)})
+        return self.last_average
+
+
+def _train(config: ExperimentConfig, train_loop, evaluator: Optional[Evaluator], counter: Counter, stop: StopRequests):
     tracker = make_tracker(config)
     next_evaluation = config.evaluation_every
     last_print, start = time.time(), time.time()
     steps = 0
     target = config.stop_at_average_return
-    while steps < config.max_num_actor_steps:
+    while steps < config.max_num_actor_steps and not stop.requested:
         if target is not None and tracker.is_full and tracker.average >= target:
             break
         result = train_loop.run_episode()
@@ -150,9 +210,7 @@ def _train(config: ExperimentConfig, train_loop, evaluator: Optional[Environment
         tracker.add(result["episode_return"], steps)
         if evaluator is not None and steps >= next_evaluation:
             next_evaluation += config.evaluation_every
-            evaluator.actor.update(wait=True)  # evaluate the learner's latest parameters
-            for _ in range(config.num_evaluation_episodes):
-                evaluator.run_episode()
+            evaluator.evaluate(steps)
         now = time.time()
         if now - last_print >= config.progress_period_s:
             last_print = now
@@ -167,15 +225,11 @@ def _train(config: ExperimentConfig, train_loop, evaluator: Optional[Environment
 
 
 def _plot(config: ExperimentConfig) -> None:
-    from acmelike.loggers.plotting import plot_learning_curve
+    from acmelike.loggers.plotting import plot_run_learning_curve
 
-    csv_path = os.path.join(config.run_dir, "actor.csv")
-    if os.path.exists(csv_path):
-        plot_learning_curve(
-            csv_path,
-            os.path.join(config.run_dir, "learning_curve.png"),
-            x="actor_steps",
-            y="episode_return",
-            window=config.return_window,
-            title=f"{config.agent_name} on {config.environment_name} (seed {config.seed})",
-        )
+    plot_run_learning_curve(
+        config.run_dir,
+        actor_labels=["actor"],
+        window=config.return_window,
+        title=f"{config.agent_name} on {config.environment_name} (seed {config.seed})",
+    )

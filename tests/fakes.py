@@ -29,7 +29,11 @@ class FakeEnvironment(dm_env.Environment):
         observation_shape: tuple = (2,),
         nested_rewards: bool = False,
         truncate: bool = False,
+        observation_dtype=np.float32,
+        action_dtype=np.int32,
     ):
+        self.observation_dtype = np.dtype(observation_dtype)
+        self.action_dtype = np.dtype(action_dtype)
         self.episode_length = episode_length
         self.num_actions = num_actions
         self.observation_shape = observation_shape
@@ -41,7 +45,7 @@ class FakeEnvironment(dm_env.Environment):
         self._reset_next_step = True
 
     def _observation(self) -> np.ndarray:
-        return np.full(self.observation_shape, self._t, dtype=np.float32)
+        return np.full(self.observation_shape, self._t, dtype=self.observation_dtype)
 
     def _reward(self):
         if self.nested_rewards:
@@ -58,6 +62,7 @@ class FakeEnvironment(dm_env.Environment):
         if self._reset_next_step:
             return self.reset()
         self.actions.append(action)
+        self._check_action(action)
         self._t += 1
         if self._t < self.episode_length:
             return dm_env.transition(self._reward(), self._observation())
@@ -66,11 +71,17 @@ class FakeEnvironment(dm_env.Environment):
             return dm_env.truncation(self._reward(), self._observation())
         return dm_env.termination(self._reward(), self._observation())
 
+    def _check_action(self, action) -> None:
+        # Like a strict native environment (bsuite's catch wants int64), NumPy actions must match the action spec's
+        # dtype, shape and bounds; plain Python numbers are let through for hand-written tests.
+        if isinstance(action, (np.ndarray, np.generic)):
+            self.action_spec().validate(action)
+
     def observation_spec(self):
-        return specs.Array(self.observation_shape, np.float32, name="observation")
+        return specs.Array(self.observation_shape, self.observation_dtype, name="observation")
 
     def action_spec(self):
-        return specs.DiscreteArray(self.num_actions, dtype=np.int32, name="action")
+        return specs.DiscreteArray(self.num_actions, dtype=self.action_dtype, name="action")
 
     def reward_spec(self):
         if self.nested_rewards:
@@ -90,12 +101,6 @@ class FakeContinuousEnvironment(FakeEnvironment):
     def __init__(self, action_shape: tuple = (1,), **kwargs):
         super().__init__(**kwargs)
         self.action_shape = action_shape
-
-    def step(self, action) -> dm_env.TimeStep:
-        action = np.asarray(action)
-        if action.shape != self.action_shape or np.any(np.abs(action) > 1.0):
-            raise ValueError(f"FakeContinuousEnvironment: action {action!r} is not in [-1, 1]^{self.action_shape}.")
-        return super().step(action)
 
     def action_spec(self):
         return specs.BoundedArray(self.action_shape, np.float32, -1.0, 1.0, name="action")

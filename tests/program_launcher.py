@@ -6,6 +6,7 @@ Launchpad's stopper signals the launcher process and may kill it, so tests never
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 import psutil
@@ -15,15 +16,30 @@ SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "distributed_s
 
 
 class Launcher:
-    """Runs tests/distributed_script.py, recording every process it starts (to check none outlives it)."""
+    """Runs tests/distributed_script.py (or, with `command_line=True`, `python -m launch`) with `args`, recording
+    every process it starts (to check none outlives it).
 
-    def __init__(self, *args, run_dir):
+    With `own_process_group`, the launcher leads a new process group, so a test can signal the whole group as a
+    terminal's Ctrl-C does (`signal_group`). With `separate_stderr`, `output` is stdout alone (`errors`: stderr).
+    """
+
+    def __init__(self, *args, run_dir, command_line: bool = False, own_process_group: bool = False,
+                 separate_stderr: bool = False):
         self.run_dir = str(run_dir)
+        program = ["-m", "launch"] if command_line else [SCRIPT]
+        # Files, not pipes: a chatty program never blocks on a full pipe that is read only at the end.
+        self._stdout = tempfile.TemporaryFile(mode="w+")
+        self._stderr = tempfile.TemporaryFile(mode="w+") if separate_stderr else None
         self.process = subprocess.Popen(
-            [sys.executable, SCRIPT, *map(str, args), "--run-dir", self.run_dir],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            [sys.executable, *program, *map(str, args), "--run-dir", self.run_dir],
+            stdout=self._stdout, stderr=self._stderr or subprocess.STDOUT, text=True,
+            start_new_session=own_process_group,
         )
         self.descendants = set()
+        self.errors = ""
+
+    def signal_group(self, signal_number: int) -> None:
+        os.killpg(os.getpgid(self.process.pid), signal_number)
 
     def _record(self):
         try:
@@ -38,9 +54,16 @@ class Launcher:
             time.sleep(0.2)
         if self.process.poll() is None:
             self.kill()
-            pytest.fail(f"launcher still running after {timeout} s:\n{self.process.stdout.read()[-5000:]}")
-        self.output = self.process.stdout.read()
+            pytest.fail(f"launcher still running after {timeout} s:\n{self._read(self._stdout)[-5000:]}")
+        self.output = self._read(self._stdout)
+        if self._stderr is not None:
+            self.errors = self._read(self._stderr)
         return self.process.returncode
+
+    @staticmethod
+    def _read(file) -> str:
+        file.seek(0)
+        return file.read()
 
     def wait_for_progress(self, timeout):
         path = os.path.join(self.run_dir, "progress.json")

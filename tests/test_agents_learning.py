@@ -36,4 +36,4 @@ def test_agent_learns_cartpole(agent, budget, tmp_path):
         rows = list(csv.DictReader(f))
     assert len(rows) == summary["episodes"] and float(rows[-1]["actor_steps"]) == summary["env_steps"]
     assert os.path.getsize(tmp_path / "learning_curve.png") > 1000
-    assert json.loads((tmp_path / "summary.json").read_text()) == summary
+    assert json.loads((tmp_path / "summary.json").read_text()) == json.loads(json.dumps(summary))

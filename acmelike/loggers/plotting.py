@@ -1,7 +1,7 @@
 """plot_learning_curve: a PNG of one CSV column against another, raw and smoothed."""
 
 import csv
-from typing import Optional
+from typing import Optional, Sequence
 
 import numpy as np
 
@@ -64,3 +64,53 @@ def plot_learning_curve(
     figure.tight_layout()
     figure.savefig(png_path)
     return png_path
+
+
+def plot_run_learning_curve(
+    run_dir: str,
+    *,
+    actor_labels: Sequence[str],
+    window: int = 20,
+    title: Optional[str] = None,
+    png_name: str = "learning_curve.png",
+) -> Optional[str]:
+    """The learning curve of a run directory: training episode returns (from `<label>.csv` for each actor label,
+    raw and as a `window`-episode moving average) and, where `evaluator.csv` exists, the evaluation rounds'
+    average returns, against actor steps, with labelled axes. Returns the PNG's path (None if no episode ended)."""
+    import os
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    steps, returns = [], []
+    for label in actor_labels:
+        path = os.path.join(run_dir, f"{label}.csv")
+        if os.path.exists(path):
+            xs, ys = _read_columns(path, "actor_steps", "episode_return")
+            steps.append(xs)
+            returns.append(ys)
+    evaluator_path = os.path.join(run_dir, "evaluator.csv")
+    evaluation = _read_columns(evaluator_path, "actor_steps", "average_return") if os.path.exists(evaluator_path) else None
+    if not steps and evaluation is None:
+        return None
+    figure = Figure(figsize=(7, 4.5), dpi=100)
+    FigureCanvasAgg(figure)
+    axes = figure.add_subplot()
+    if steps:
+        xs, ys = np.concatenate(steps), np.concatenate(returns)
+        order = np.argsort(xs, kind="stable")
+        xs, ys = xs[order], ys[order]
+        axes.plot(xs, ys, alpha=0.25, color="tab:blue", label="training episode return")
+        if len(ys):
+            axes.plot(xs, moving_average(ys, window), color="tab:blue", label=f"training, {window}-episode mean")
+    if evaluation is not None and len(evaluation[0]):
+        axes.plot(*evaluation, marker="o", color="tab:orange", label="evaluation (average return)")
+    axes.set_xlabel("actor steps")
+    axes.set_ylabel("episode return")
+    axes.set_title(title if title is not None else run_dir)
+    axes.legend(loc="best")
+    axes.grid(alpha=0.3)
+    figure.tight_layout()
+    path = os.path.join(run_dir, png_name)
+    figure.savefig(path)
+    return path

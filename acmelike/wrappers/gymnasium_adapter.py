@@ -46,7 +46,7 @@ def _float32_reward(reward) -> np.float32:
 
 _SUPPORTED_SPACES = "gymnasium.spaces.Discrete and gymnasium.spaces.Box"
 # Registered ids from these modules import with gymnasium alone (no box2d, mujoco, ...).
-_NO_EXTRA_DEPENDENCY_MODULES = ("gymnasium.envs.classic_control", "gymnasium.envs.toy_text")
+NO_EXTRA_DEPENDENCY_MODULES = ("gymnasium.envs.classic_control", "gymnasium.envs.toy_text")
 
 
 def _space_to_spec(space: gymnasium.Space, name: str, what: str):
@@ -201,7 +201,7 @@ def _unknown_environment_error(name: str) -> ValueError:
     ready = sorted(
         env_id
         for env_id, env_spec in registry.items()
-        if isinstance(env_spec.entry_point, str) and env_spec.entry_point.startswith(_NO_EXTRA_DEPENDENCY_MODULES)
+        if isinstance(env_spec.entry_point, str) and env_spec.entry_point.startswith(NO_EXTRA_DEPENDENCY_MODULES)
     )
     suggestions = difflib.get_close_matches(name, list(registry), n=3, cutoff=0.6)
     message = f"Unknown gymnasium environment {name!r}."

@@ -1,0 +1,59 @@
+"""Ctrl-C and SIGTERM end a run properly: a summary marked interrupted, a non-zero exit, a JSON last line, nothing
+left running, in one process and as a local_mp program signalled the way a terminal signals it (the whole group)."""
+
+import json
+import os
+import signal
+import time
+
+import pytest
+from program_launcher import Launcher
+from stack import require
+
+
+def _wait_for(path, launcher, timeout):
+    deadline = time.time() + timeout
+    while not os.path.exists(path) and time.time() < deadline and launcher.process.poll() is None:
+        launcher._record()
+        time.sleep(0.2)
+    assert os.path.exists(path), f"{path} never appeared:\n{launcher._read(launcher._stdout)[-3000:]}"
+
+
+def _last_json_line(output):
+    summary = json.loads(output.rstrip("\n").splitlines()[-1])  # the JSON object alone on the last line
+    assert isinstance(summary, dict)
+    return summary
+
+
+@pytest.mark.parametrize("signal_number, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"])
+def test_signal_ends_a_single_process_run_with_an_interrupted_summary(signal_number, code, tmp_path):
+    require("reverb")
+    run_dir = tmp_path / "run"
+    launcher = Launcher("--agent", "dqn", "--env", "CartPole-v1", "--steps", 1_000_000, "--progress-seconds", 0.5,
+                        run_dir=run_dir, command_line=True, own_process_group=True, separate_stderr=True)
+    _wait_for(run_dir / "actor.csv", launcher, timeout=180)
+    launcher.signal_group(signal_number)
+    assert launcher.wait(timeout=60) == code, launcher.errors[-3000:]
+    assert "Traceback" not in launcher.errors
+    summary = _last_json_line(launcher.output)
+    assert summary["interrupted"] is True and summary["signal"] == signal.Signals(signal_number).name
+    assert 0 < summary["env_steps"] < 1_000_000
+    assert json.loads((run_dir / "summary.json").read_text())["interrupted"] is True
+    assert (run_dir / "learning_curve.png").exists()
+    assert launcher.left_behind() == []
+
+
+def test_ctrl_c_to_the_process_group_stops_a_local_mp_program_within_the_grace_period(tmp_path):
+    require("launchpad")
+    run_dir = tmp_path / "run"
+    launcher = Launcher("--agent", "dqn", "--env", "CartPole-v1", "--launch", "local_mp", "--actors", 2,
+                        "--steps", 1_000_000, "--progress-seconds", 1, run_dir=run_dir, command_line=True,
+                        own_process_group=True, separate_stderr=True)
+    _wait_for(run_dir / "progress.json", launcher, timeout=240)
+    launcher._record()
+    launcher.signal_group(signal.SIGINT)
+    code = launcher.wait(timeout=90)
+    assert code == 130, (code, launcher.output[-3000:], launcher.errors[-3000:])  # not 137: nothing was SIGKILLed
+    summary = _last_json_line(launcher.output)
+    assert summary["interrupted"] is True and summary["launch"] == "local_mp"
+    assert launcher.left_behind() == []
