@@ -22,6 +22,7 @@ ORDER = [
     "replay_throughput",
     "time_to_solve",
     "batched_acting",
+    "anakin_ppo",
     "distributed_scaling",
     "learner_throughput",
 ]

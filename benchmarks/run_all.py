@@ -27,6 +27,7 @@ BENCHMARKS = [
     "learner_throughput",
     "time_to_solve",
     "batched_acting",
+    "anakin_ppo",
     "distributed_scaling",
 ]
 

@@ -117,9 +117,13 @@ def make_agent(config: AnakinConfig) -> AnakinAgent:
     return ANAKIN_AGENTS[config.agent](make_gymnax_environment(config.environment), config.resolved_agent_config)
 
 
-def make_chunk(agent: AnakinAgent, length: int):
+def make_chunk(agent: AnakinAgent, length: int, may_skip: bool = True):
     """`chunk(carries [S, ...], num_active) -> (carries, IterationOutputs [S, length, ...])`: `length`
-    iterations per seed, of which the first `num_active` run (the rest leave the carry and output NaN)."""
+    iterations per seed, of which the first `num_active` run (the rest leave the carry and output NaN / False).
+
+    With `may_skip=False` every call runs all `length` iterations (`num_active` must be `length`): no branch to
+    compile, for runs whose iterations fill whole calls.
+    """
 
     def skipped(carry):
         shapes = jax.eval_shape(agent.iteration, carry)[1]
@@ -129,6 +133,8 @@ def make_chunk(agent: AnakinAgent, length: int):
 
     def one_seed(carry, num_active):
         def body(carry, index):
+            if not may_skip:
+                return agent.iteration(carry)
             # `index` and `num_active` are not batched over seeds, so this stays a real branch under vmap.
             return jax.lax.cond(index < num_active, agent.iteration, lambda c: (c, skipped(c)), carry)
 
@@ -201,7 +207,7 @@ def run_anakin(config: AnakinConfig) -> Dict[str, Any]:
     keys = jnp.stack([jax.random.PRNGKey(seed) for seed in config.seeds])
     init = jax.jit(jax.vmap(agent.init))
     carries = init(keys)
-    chunk = make_chunk(agent, length).lower(carries, 0).compile()
+    chunk = make_chunk(agent, length, may_skip=total % length != 0).lower(carries, length).compile()
     compile_seconds = time.time() - compile_start
 
     threshold = config.resolved_threshold
@@ -240,7 +246,7 @@ def run_anakin(config: AnakinConfig) -> Dict[str, Any]:
         summaries.append(summary)
         if log.directory:
             write_summary(log.directory, summary)
-            _plot(log.directory, label)
+            _plot(log.directory, label, config.return_window)
     result = summaries[0] if num_seeds == 1 else _combine(config, summaries, wall_seconds, compile_seconds)
     if config.run_dir and num_seeds > 1:
         write_summary(config.run_dir, result)
@@ -286,19 +292,15 @@ def _combine(config: AnakinConfig, summaries: Sequence[Dict[str, Any]], wall_sec
     }
 
 
-def _plot(directory: str, label: _Labels) -> None:
-    from acmelike.loggers.plotting import plot_learning_curve
+def _plot(directory: str, label: _Labels, window: int) -> None:
+    from acmelike.loggers.plotting import plot_run_learning_curve
 
-    csv_path = os.path.join(directory, "actor.csv")
-    if os.path.exists(csv_path) and os.path.getsize(csv_path) > 0:
-        plot_learning_curve(
-            csv_path,
-            os.path.join(directory, "learning_curve.png"),
-            x="actor_steps",
-            y="episode_return",
-            window=20,
-            title=f"{label.agent_name} on {label.environment_name} (anakin, seed {label.seed})",
-        )
+    plot_run_learning_curve(
+        directory,
+        actor_labels=["actor"],
+        window=window,
+        title=f"{label.agent_name} on {label.environment_name} (anakin, seed {label.seed})",
+    )
 
 
 def config_from_arguments(args) -> AnakinConfig:

@@ -85,10 +85,12 @@ def make_ppo(environment: JaxEnvironment, config) -> AnakinAgent:
 def make_dqn(environment: JaxEnvironment, config, num_envs: int = 4) -> AnakinAgent:
     """DQN: `num_envs` environments record steps into a flashbax trajectory buffer; each iteration adds
     `rows_per_env` steps per environment, then runs `num_sgd_steps_per_step` SGD steps on uniformly sampled
-    n-step transitions, so that samples per inserted transition match `config.samples_per_insert`.
+    n-step transitions, so that samples per inserted transition match `config.samples_per_insert` as closely as
+    whole rows allow. Learning starts once the buffer holds `min_replay_size` transitions.
 
     Uniform replay: `priority_exponent` does not apply (the update's importance weights are all 1); the update's
-    priorities are not used.
+    priorities are not used. Each environment's actor keeps its own exploration clock, as distributed actors do:
+    epsilon reaches `epsilon_final` after `epsilon_decay_steps` steps of each environment.
     """
     import flashbax
 
