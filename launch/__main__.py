@@ -141,8 +141,6 @@ def main(argv=None) -> int:
             anakin_config = config_from_arguments(args)
         except ValueError as error:
             parser.error(str(error))
-        if args.run_dir:
-            check_run_dir(parser, args.run_dir, args.overwrite)
         print(json.dumps(run_anakin(anakin_config)), flush=True)
         return 0
     if args.seeds:
