@@ -73,13 +73,15 @@ class AgentParts:
         self.builder = config.builder
         self.spec = environment_spec if environment_spec is not None else read_environment_spec(config)
         self.networks = config.network_factory(self.spec)  # raises ValueError when the spec does not fit
+        # Batched environments, adders, tables and datasets: for num_envs > 1, and for central inference (B = 1 too).
+        self.batched = config.num_envs > 1 or config.inference == "central"
 
     # Environments.
 
     def actor_environment(self, index: int) -> dm_env.Environment:
         """Actor `index`'s environment; with `num_envs` > 1 a batched one (see the module docstring)."""
         config, seed = self.config, actor_seed(self.config, index)
-        if config.num_envs == 1:
+        if not self.batched:
             return config.environment_factory(seed)
         if config.vector_environment_factory is not None:
             return config.vector_environment_factory(num_envs=config.num_envs, seed=seed)
@@ -98,7 +100,7 @@ class AgentParts:
     def replay_tables(self) -> list:
         """The builder's tables. A single-threaded runner calls this inside `replay.inserts_never_block()`."""
         tables = self.builder.make_replay_tables(environment_spec=self.spec, policy=self.policy())
-        if self.config.num_envs == 1:
+        if not self.batched:
             return tables
         from acmelike.adders.batched import batched_tables
 
@@ -108,7 +110,7 @@ class AgentParts:
         """The learner's dataset iterator: the builder's; with `num_envs` = B > 1, it samples groups of B items
         (the builder's config with `batch_size` ceil(batch_size / B)) served as batches of single items."""
         builder, num_envs = self.builder, self.config.num_envs
-        if num_envs == 1:
+        if not self.batched:
             return builder.make_dataset_iterator(replay_client=replay_client)
         import copy
         import dataclasses
@@ -129,7 +131,7 @@ class AgentParts:
 
     def adder(self, replay_client: Any) -> Adder:
         policy = self.policy()
-        if self.config.num_envs == 1:
+        if not self.batched:
             return self.builder.make_adder(replay_client=replay_client, environment_spec=self.spec, policy=policy)
         from acmelike.adders.batched import BatchedAdder
 
@@ -163,6 +165,13 @@ class AgentParts:
             variable_source=variable_source,
             adder=adder,
         )
+
+    def central_actor(self, index: int, *, inference, adder: Optional[Adder]) -> core.Actor:
+        """Actor `index` with its policy on the inference node `inference` (its state there, from this actor's key)."""
+        from acmelike.actors.inference import InferenceClientActor
+
+        key = _key(self.config, _FIRST_ACTOR_STREAM + index)
+        return InferenceClientActor(inference, index, key, self.config.num_envs, adder)
 
     def evaluator_actor(self, *, variable_source: Optional[core.VariableSource]) -> core.Actor:
         """The evaluation policy's actor; it writes nowhere."""

@@ -151,7 +151,9 @@ class InferenceClientActor(BatchedActor):
     """A `BatchedActor` whose policy runs on an `InferenceServer` (in this process, or behind a remote handle with
     the same `register`/`select_action` methods): it only steps environments and writes to replay.
 
-    Registers `actor_id` with the server, which keeps its B core states (from `random_key`, as locally).
+    Registers `actor_id` with the server at its first action (not at construction: in a Launchpad program the
+    inference node may not serve yet while nodes are built); the server keeps its B core states (from
+    `random_key`, as locally).
     """
 
     def __init__(self, server, actor_id, random_key, num_envs: int, adder=None):
@@ -164,8 +166,12 @@ class InferenceClientActor(BatchedActor):
         self._starting = np.ones(num_envs, bool)
         self._finished = np.zeros(num_envs, bool)
         self._extras = None
-        server.register(actor_id, random_key, num_envs)
+        self._random_key = np.asarray(random_key)  # numpy crosses process boundaries
+        self._registered = False
 
     def select_action(self, observation):
+        if not self._registered:
+            self._server.register(self._actor_id, self._random_key, self.num_envs)
+            self._registered = True
         actions, self._extras = self._server.select_action(self._actor_id, observation, self._starting, self._finished)
         return actions
