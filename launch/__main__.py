@@ -47,13 +47,7 @@ def main(argv=None) -> int:
         "--num-envs", type=int, default=1,
         help="environments each actor steps together, with one batched policy call per step (default 1)",
     )
-    parser.add_argument(
-        "--inference", default="local", choices=("local", "central"),
-        help="distributed programs: each actor runs its policy (local), or one inference node batches them (central)",
-    )
     args = parser.parse_args(argv)
-    if args.inference == "central" and args.launch == "single":
-        parser.error("--inference central needs a distributed program (--launch local_mt or local_mp)")
     if args.launch != "single" and not args.run_dir:
         parser.error("--launch local_mt/local_mp needs --run-dir (node logs, progress and failures go there)")
     try:
@@ -70,7 +64,6 @@ def main(argv=None) -> int:
             target_return=args.target_return,
             return_window=args.return_window,
             num_envs=args.num_envs,
-            inference=args.inference,
         )
     except ValueError as error:
         parser.error(str(error))

@@ -73,8 +73,7 @@ class AgentParts:
         self.builder = config.builder
         self.spec = environment_spec if environment_spec is not None else read_environment_spec(config)
         self.networks = config.network_factory(self.spec)  # raises ValueError when the spec does not fit
-        # Batched environments, adders, tables and datasets: for num_envs > 1, and for central inference (B = 1 too).
-        self.batched = config.num_envs > 1 or config.inference == "central"
+        self.batched = config.num_envs > 1  # batched environments, adders, tables, datasets and actors
 
     # Environments.
 
@@ -107,8 +106,8 @@ class AgentParts:
         return batched_tables(tables, self.config.num_envs)
 
     def dataset(self, replay_client: Any):
-        """The learner's dataset iterator: the builder's; with `num_envs` = B > 1, it samples groups of B items
-        (the builder's config with `batch_size` ceil(batch_size / B)) served as batches of single items."""
+        """The learner's dataset iterator: the builder's; batched, it samples groups of B items (the builder's
+        config with `batch_size` ceil(batch_size / B)) served as the builder's batches of single items."""
         builder, num_envs = self.builder, self.config.num_envs
         if not self.batched:
             return builder.make_dataset_iterator(replay_client=replay_client)
@@ -124,10 +123,18 @@ class AgentParts:
                 f"--num-envs {num_envs} needs the agent's config to name its learner batch in a `batch_size` field; "
                 f"{type(builder.config).__name__} has none."
             )
+        groups = math.ceil(batch_size / num_envs)
         group_builder = copy.copy(builder)  # the same builder, asking for groups of B items per batch
-        group_builder.config = dataclasses.replace(builder.config, batch_size=math.ceil(batch_size / num_envs))
+        group_builder.config = dataclasses.replace(builder.config, batch_size=groups)
         dataset = group_builder.make_dataset_iterator(replay_client=replay_client)
-        return UnbatchedIterator(dataset, num_envs, batch_size)
+        # One next() may hold several learner batches (e.g. DQN's batch_size x num_sgd_steps_per_step).
+        per_next = sum(dataset.samples_per_next.values())
+        if per_next % groups:
+            raise ValueError(
+                f"--num-envs {num_envs}: the agent's dataset samples {per_next} items per next() for batch_size "
+                f"{groups}, not a multiple of it; batched acting needs items per next() proportional to batch_size."
+            )
+        return UnbatchedIterator(dataset, num_envs, per_next // groups * batch_size)
 
     def adder(self, replay_client: Any) -> Adder:
         policy = self.policy()
@@ -165,13 +172,6 @@ class AgentParts:
             variable_source=variable_source,
             adder=adder,
         )
-
-    def central_actor(self, index: int, *, inference, adder: Optional[Adder]) -> core.Actor:
-        """Actor `index` with its policy on the inference node `inference` (its state there, from this actor's key)."""
-        from acmelike.actors.inference import InferenceClientActor
-
-        key = _key(self.config, _FIRST_ACTOR_STREAM + index)
-        return InferenceClientActor(inference, index, key, self.config.num_envs, adder)
 
     def evaluator_actor(self, *, variable_source: Optional[core.VariableSource]) -> core.Actor:
         """The evaluation policy's actor; it writes nowhere."""

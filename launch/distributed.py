@@ -44,17 +44,9 @@ def make_distributed_program(config: ExperimentConfig, num_actors: int, *, name:
         counter = program.add_node(lp.CourierNode(Counter, time_delta=0.0))
     with program.group("learner"):
         learner = program.add_node(lp.CourierNode(nodes.LearnerNode, config, replay, counter, run_dir))
-    inference = None
-    if config.inference == "central":
-        from launch.inference import InferenceNode
-
-        with program.group("inference"):
-            inference = program.add_node(lp.CourierNode(InferenceNode, config, num_actors, learner, run_dir))
     with program.group("actor"):
         for index in range(num_actors):
-            program.add_node(
-                lp.CourierNode(nodes.ActorNode, config, index, replay, learner, counter, run_dir, inference)
-            )
+            program.add_node(lp.CourierNode(nodes.ActorNode, config, index, replay, learner, counter, run_dir))
     if config.evaluation_every:
         with program.group("evaluator"):
             program.add_node(lp.CourierNode(nodes.EvaluatorNode, config, learner, counter, run_dir))

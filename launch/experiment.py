@@ -34,8 +34,6 @@ class ExperimentConfig:
         step) and a batched adder (one replay write per B items); see `launch.construction`.
       vector_environment_factory: (num_envs=, seed=) -> a batched environment (e.g. gymnasium's numpy-vectorised
         one); None: `num_envs` environments from `environment_factory`, stepped one after another.
-      inference: "local" (each actor runs its policy) or "central" (distributed programs: an inference node
-        serves every actor's policy calls in dynamic batches; `launch.inference`).
     """
 
     builder: ActorLearnerBuilder
@@ -54,7 +52,6 @@ class ExperimentConfig:
     stop_at_average_return: Optional[float] = None
     num_envs: int = 1
     vector_environment_factory: Optional[Callable[[int, int], dm_env.Environment]] = None
-    inference: str = "local"
 
     def __post_init__(self):
         for name, ok, allowed in (
@@ -64,7 +61,6 @@ class ExperimentConfig:
             ("return_window", self.return_window >= 1, ">= 1"),
             ("progress_period_s", self.progress_period_s > 0, "> 0"),
             ("num_envs", self.num_envs >= 1, ">= 1"),
-            ("inference", self.inference in ("local", "central"), "'local' or 'central'"),
         ):
             if not ok:
                 raise ValueError(f"ExperimentConfig.{name} = {getattr(self, name)!r}; it must be {allowed}.")

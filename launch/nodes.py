@@ -145,20 +145,14 @@ class LearnerNode(core.Worker, core.VariableSource):
 class ActorNode(core.Worker):
     """One actor: its own environment and policy, an adder to replay, parameters from the learner."""
 
-    def __init__(
-        self, config: ExperimentConfig, index: int, replay, learner, counter, run_dir: Optional[str], inference=None
-    ):
+    def __init__(self, config: ExperimentConfig, index: int, replay, learner, counter, run_dir: Optional[str]):
         self._name = f"actor_{index}"
         self._run_dir = run_dir
         learner, counter = _stop_aware(learner, counter)
         with report_failures(self._name, run_dir):
             parts = AgentParts(config)
             self._adder = parts.adder(replay)
-            if inference is not None:  # central inference: the policy runs on the inference node
-                (inference,) = _stop_aware(inference)
-                self._actor = parts.central_actor(index, inference=inference, adder=self._adder)
-            else:
-                self._actor = parts.actor(index, variable_source=RemoteVariableSource(learner), adder=self._adder)
+            self._actor = parts.actor(index, variable_source=RemoteVariableSource(learner), adder=self._adder)
             self._loop = make_environment_loop(
                 parts.actor_environment(index),
                 self._actor,

@@ -63,7 +63,6 @@ def make_experiment_config(
     return_window: int = 20,
     environment_factory: Optional[Callable[[int], Any]] = None,
     num_envs: int = 1,
-    inference: str = "local",
 ) -> ExperimentConfig:
     """An ExperimentConfig for a registered agent on a gymnasium environment id.
 
@@ -98,7 +97,6 @@ def make_experiment_config(
         return_window=return_window,
         stop_at_average_return=stop_at_average_return,
         num_envs=num_envs,
-        inference=inference,
         vector_environment_factory=vector_environment_factory,
     )
     check_agent_fits_environment(config, definition)
