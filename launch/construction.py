@@ -73,13 +73,14 @@ class AgentParts:
         self.builder = config.builder
         self.spec = environment_spec if environment_spec is not None else read_environment_spec(config)
         self.networks = config.network_factory(self.spec)  # raises ValueError when the spec does not fit
+        self.batched = config.num_envs > 1  # batched environments, adders, tables, datasets and actors
 
     # Environments.
 
     def actor_environment(self, index: int) -> dm_env.Environment:
         """Actor `index`'s environment; with `num_envs` > 1 a batched one (see the module docstring)."""
         config, seed = self.config, actor_seed(self.config, index)
-        if config.num_envs == 1:
+        if not self.batched:
             return config.environment_factory(seed)
         if config.vector_environment_factory is not None:
             return config.vector_environment_factory(num_envs=config.num_envs, seed=seed)
@@ -98,17 +99,17 @@ class AgentParts:
     def replay_tables(self) -> list:
         """The builder's tables. A single-threaded runner calls this inside `replay.inserts_never_block()`."""
         tables = self.builder.make_replay_tables(environment_spec=self.spec, policy=self.policy())
-        if self.config.num_envs == 1:
+        if not self.batched:
             return tables
         from acmelike.adders.batched import batched_tables
 
         return batched_tables(tables, self.config.num_envs)
 
     def dataset(self, replay_client: Any):
-        """The learner's dataset iterator: the builder's; with `num_envs` = B > 1, it samples groups of B items
-        (the builder's config with `batch_size` ceil(batch_size / B)) served as batches of single items."""
+        """The learner's dataset iterator: the builder's; batched, it samples groups of B items (the builder's
+        config with `batch_size` ceil(batch_size / B)) served as the builder's batches of single items."""
         builder, num_envs = self.builder, self.config.num_envs
-        if num_envs == 1:
+        if not self.batched:
             return builder.make_dataset_iterator(replay_client=replay_client)
         import copy
         import dataclasses
@@ -122,14 +123,22 @@ class AgentParts:
                 f"--num-envs {num_envs} needs the agent's config to name its learner batch in a `batch_size` field; "
                 f"{type(builder.config).__name__} has none."
             )
+        groups = math.ceil(batch_size / num_envs)
         group_builder = copy.copy(builder)  # the same builder, asking for groups of B items per batch
-        group_builder.config = dataclasses.replace(builder.config, batch_size=math.ceil(batch_size / num_envs))
+        group_builder.config = dataclasses.replace(builder.config, batch_size=groups)
         dataset = group_builder.make_dataset_iterator(replay_client=replay_client)
-        return UnbatchedIterator(dataset, num_envs, batch_size)
+        # One next() may hold several learner batches (e.g. DQN's batch_size x num_sgd_steps_per_step).
+        per_next = sum(dataset.samples_per_next.values())
+        if per_next % groups:
+            raise ValueError(
+                f"--num-envs {num_envs}: the agent's dataset samples {per_next} items per next() for batch_size "
+                f"{groups}, not a multiple of it; batched acting needs items per next() proportional to batch_size."
+            )
+        return UnbatchedIterator(dataset, num_envs, per_next // groups * batch_size)
 
     def adder(self, replay_client: Any) -> Adder:
         policy = self.policy()
-        if self.config.num_envs == 1:
+        if not self.batched:
             return self.builder.make_adder(replay_client=replay_client, environment_spec=self.spec, policy=policy)
         from acmelike.adders.batched import BatchedAdder
 

@@ -1,0 +1,177 @@
+"""Central batched inference (SEED RL, Espeholt et al., 2020): one server runs the policy for many actors.
+
+    server = InferenceServer(policy, variable_client, max_batch_size=64, timeout_s=0.002)
+    server.start()
+    actor = InferenceClientActor(server, actor_id=0, random_key=key, num_envs=8, adder=adder)   # per actor
+    ... BatchedEnvironmentLoop(vector_env, actor).run_episode() ...
+    server.stop()
+
+Actors send batched observations; the server queues requests and, in one thread, serves them in dynamic batches:
+it takes the first waiting request, then more until the batch holds `max_batch_size` observations or `timeout_s`
+has passed since the first, and runs ONE jitted call (`make_batched_step`, the same function a `BatchedActor`
+runs) for all of them. Each actor's core state (rng, exploration clock, recurrent state) lives on the server,
+keyed by actor id and initialised from the actor's own key, so actions equal those of local inference with the
+same parameters and keys. Batches are padded to `max_batch_size` rows, so the step compiles once.
+"""
+
+import queue
+import threading
+from typing import Dict, Optional
+
+import jax
+import numpy as np
+
+from acmelike import core
+from acmelike.actors.actor_core import ActorCore
+from acmelike.actors.batched import BatchedActor, make_batched_step
+
+
+class _Request:
+    def __init__(self, actor_id, observations, starting, finished):
+        self.actor_id, self.observations, self.starting, self.finished = actor_id, observations, starting, finished
+        self.done = threading.Event()
+        self.result = None
+        self.error: Optional[BaseException] = None
+
+
+class InferenceServer:
+    """Serves `select_action` for many actors in dynamic batches; see the module docstring.
+
+    Args:
+      actor_core: the agent's policy.
+      variable_client: serves parameters (e.g. a `VariableClient` on the learner); updated before every batch,
+        so its own `update_period` counts batches. None: a parameter-free core.
+      max_batch_size: observations per batch (requests are never split: one larger than this is refused).
+      timeout_s: the longest the first request of a batch waits for others.
+    """
+
+    def __init__(self, actor_core: ActorCore, variable_client, *, max_batch_size: int, timeout_s: float):
+        if max_batch_size < 1 or timeout_s < 0:
+            raise ValueError(f"InferenceServer: max_batch_size must be >= 1 and timeout_s >= 0, got {max_batch_size}, {timeout_s}.")
+        self._core = actor_core
+        self._variable_client = variable_client
+        self._max_batch_size = max_batch_size
+        self._timeout_s = timeout_s
+        self._step = jax.jit(make_batched_step(actor_core))
+        self._init = jax.jit(jax.vmap(actor_core.init))
+        self._states: Dict[object, object] = {}
+        self._requests: "queue.Queue[_Request]" = queue.Queue()
+        self._stop = threading.Event()
+        self._thread: Optional[threading.Thread] = None
+        self.batch_sizes = []  # observations per served batch (for measurement)
+
+    def register(self, actor_id, random_key, num_envs: int) -> None:
+        """Creates actor `actor_id`'s state for `num_envs` sub-environments, as a `BatchedActor` with `random_key`
+        would: sub-environment i from `jax.random.split(random_key, num_envs)[i]`."""
+        if num_envs > self._max_batch_size:
+            raise ValueError(f"Actor {actor_id!r} steps {num_envs} environments, more than max_batch_size {self._max_batch_size}.")
+        self._states[actor_id] = self._init(jax.random.split(random_key, num_envs))
+
+    def select_action(self, actor_id, observations, starting, finished):
+        """Blocks until the batch holding this request is served; returns (actions [n], extras [n])."""
+        if actor_id not in self._states:
+            raise KeyError(f"Actor {actor_id!r} is not registered with the inference server (call register first).")
+        request = _Request(actor_id, np.asarray(observations), np.asarray(starting), np.asarray(finished))
+        self._requests.put(request)
+        while not request.done.wait(0.2):
+            if self._stop.is_set():
+                raise RuntimeError("The inference server stopped before serving this request.")
+        if request.error is not None:
+            raise request.error
+        return request.result
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self.run, name="inference-server", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def run(self) -> None:
+        """Serves batches until `stop()`."""
+        while not self._stop.is_set():
+            try:
+                first = self._requests.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            batch, size = [first], len(first.observations)
+            deadline = _now() + self._timeout_s
+            while size < self._max_batch_size:
+                try:
+                    request = self._requests.get(timeout=max(0.0, deadline - _now()))
+                except queue.Empty:
+                    break
+                if size + len(request.observations) > self._max_batch_size:
+                    self._requests.put(request)  # waits for the next batch (order among actors is not kept)
+                    break
+                batch.append(request)
+                size += len(request.observations)
+            try:
+                self._serve(batch, size)
+            except BaseException as error:  # noqa: BLE001 - handed to every waiting actor, which re-raises it
+                for request in batch:
+                    request.error = error
+                    request.done.set()
+
+    def _serve(self, batch, size: int) -> None:
+        if self._variable_client is not None:
+            self._variable_client.update()
+        params = self._variable_client.params if self._variable_client is not None else None
+        pad = self._max_batch_size - size
+
+        def cat(parts):
+            joined = np.concatenate(parts)
+            return np.concatenate([joined, np.repeat(joined[-1:], pad, axis=0)]) if pad else joined
+
+        observations = jax.tree_util.tree_map(lambda *x: cat(x), *[r.observations for r in batch])
+        states = jax.tree_util.tree_map(lambda *x: cat([np.asarray(s) for s in x]), *[self._states[r.actor_id] for r in batch])
+        starting = cat([r.starting for r in batch])
+        finished = cat([r.finished for r in batch])
+        actions, states, extras = jax.device_get(self._step(params, observations, states, starting, finished))
+        self.batch_sizes.append(size)
+        start = 0
+        for request in batch:
+            n = len(request.observations)
+            rows = slice(start, start + n)
+            self._states[request.actor_id] = jax.tree_util.tree_map(lambda x: x[rows], states)
+            request.result = (actions[rows], jax.tree_util.tree_map(lambda x: x[rows], extras))
+            request.done.set()
+            start += n
+
+
+def _now() -> float:
+    import time
+
+    return time.monotonic()
+
+
+class InferenceClientActor(BatchedActor):
+    """A `BatchedActor` whose policy runs on an `InferenceServer` (in this process, or behind a remote handle with
+    the same `register`/`select_action` methods): it only steps environments and writes to replay.
+
+    Registers `actor_id` with the server at its first action (not at construction: in a Launchpad program the
+    inference node may not serve yet while nodes are built); the server keeps its B core states (from
+    `random_key`, as locally).
+    """
+
+    def __init__(self, server, actor_id, random_key, num_envs: int, adder=None):
+        core.Actor.__init__(self)
+        self.num_envs = num_envs
+        self._server = server
+        self._actor_id = actor_id
+        self._adder = adder
+        self._variable_client = None  # parameters live on the server
+        self._starting = np.ones(num_envs, bool)
+        self._finished = np.zeros(num_envs, bool)
+        self._extras = None
+        self._random_key = np.asarray(random_key)  # numpy crosses process boundaries
+        self._registered = False
+
+    def select_action(self, observation):
+        if not self._registered:
+            self._server.register(self._actor_id, self._random_key, self.num_envs)
+            self._registered = True
+        actions, self._extras = self._server.select_action(self._actor_id, observation, self._starting, self._finished)
+        return actions
