@@ -19,7 +19,6 @@ import os
 import shutil
 from typing import Any, Mapping, Optional
 
-from acmelike import core
 from acmelike.checkpointing import (
     REPLAY,
     CheckpointError,
@@ -84,25 +83,6 @@ def check_run_directory(config, options: RunOptions) -> None:
     from acmelike.checkpointing import check_metadata, read_metadata
 
     check_metadata(latest, read_metadata(latest), run_identity(config))
-
-
-class _TrackerState(core.Saveable):
-    """The return tracker's state as JSON data (the tracker itself has no save/restore)."""
-
-    def __init__(self, tracker):
-        self._tracker = tracker
-
-    def save(self) -> dict:
-        tracker = self._tracker
-        return {"returns": list(tracker._returns), "episodes": tracker.episodes,
-                "steps_to_threshold": tracker.steps_to_threshold}
-
-    def restore(self, state: Mapping[str, Any]) -> None:
-        tracker = self._tracker
-        tracker._returns.clear()
-        tracker._returns.extend(float(value) for value in state["returns"])
-        tracker.episodes = int(state["episodes"])
-        tracker.steps_to_threshold = state["steps_to_threshold"]
 
 
 class _RestoredTable:
@@ -194,7 +174,7 @@ class RunLifecycle:
             return None
         objects = {"learner": learner, "counter": counter, **{f"actor_{k}": v for k, v in actors.items()}}
         if tracker is not None:
-            objects["tracker"] = _TrackerState(tracker)
+            objects["tracker"] = tracker
         self._checkpointer = Checkpointer(
             os.path.join(self.config.run_dir, CHECKPOINTS), objects, metadata=run_identity(self.config),
             replay_client=replay_client, every_minutes=self.options.checkpoint_every_minutes,

@@ -5,10 +5,12 @@ import json
 import os
 from typing import Any, Dict, Mapping, Optional
 
+from acmelike import core
 
-class ReturnTracker:
+
+class ReturnTracker(core.Saveable):
     """Keeps the last `window` episode returns and the first actor step at which their mean reached `threshold`
-    (None: no threshold, nothing to reach)."""
+    (None: no threshold, nothing to reach). Saveable as JSON data, so a resumed run's summary carries on."""
 
     def __init__(self, window: int = 20, threshold: Optional[float] = None):
         self._returns = collections.deque(maxlen=window)
@@ -27,6 +29,15 @@ class ReturnTracker:
             and self.average >= self.threshold
         ):
             self.steps_to_threshold = int(actor_steps)
+
+    def save(self) -> Dict[str, Any]:
+        return {"returns": list(self._returns), "episodes": self.episodes, "steps_to_threshold": self.steps_to_threshold}
+
+    def restore(self, state: Mapping[str, Any]) -> None:
+        self._returns.clear()
+        self._returns.extend(float(value) for value in state["returns"])
+        self.episodes = int(state["episodes"])
+        self.steps_to_threshold = state["steps_to_threshold"]
 
     @property
     def is_full(self) -> bool:
