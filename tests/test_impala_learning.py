@@ -1,6 +1,13 @@
-"""IMPALA learns CartPole-v1 (fixed seeds): single-process, and as a local_mp program with 2 actors."""
+"""IMPALA learns CartPole-v1 (fixed seeds): single-process, and as a local_mp program with 2 actors.
+
+The local_mp run needs several minutes of the CI machine's two cores beside the single-process one, so it runs only
+with ACMELIKE_LONG_TESTS=1 (measured: evaluator average 417 after 61.5k steps, 404 s on a loaded machine).
+"""
 
 import json
+import os
+
+import pytest
 
 from program_launcher import Launcher, line_after
 from stack import require
@@ -25,6 +32,7 @@ def test_impala_learns_cartpole_single_process(tmp_path):
     assert summary["env_steps"] <= BUDGET + 500, summary
 
 
+@pytest.mark.skipif(os.environ.get("ACMELIKE_LONG_TESTS") != "1", reason="long: set ACMELIKE_LONG_TESTS=1 to run")
 def test_impala_learns_cartpole_as_a_local_mp_program(tmp_path):
     require("launchpad")
     launcher = Launcher(

@@ -1,7 +1,7 @@
 """R2D2 learns the memory task acmelike/CartPoleNoVelocity-v1 (fixed seed), where feed-forward DQN does not.
 
-Measured once with the same budget and seed (see agents/r2d2/README.md): DQN's average return stays below 60,
-and R2D2 with its LSTM state zeroed at every step falls short of the threshold as well.
+Measured once with the same budget and seed (see agents/r2d2/README.md): feed-forward DQN ends at 26.0 (best 50.1),
+and R2D2 with its LSTM state zeroed at every step ends at 40.9; this run reached 300 after 58.6k steps.
 """
 
 import json

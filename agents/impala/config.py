@@ -16,18 +16,18 @@ class IMPALAConfig:
     max_queue_size: int = 256  # sequences the queue holds
     replay_table_name: str = "impala_queue"
     # Learning.
-    learning_rate: float = 3e-3
+    learning_rate: float = 2e-3
     discount: float = 0.99
     vtrace_lambda: float = 1.0
     clip_rho_threshold: float = 1.0
     clip_pg_rho_threshold: float = 1.0
-    baseline_cost: float = 0.5
+    baseline_cost: float = 0.25
     entropy_cost: float = 0.01
     max_gradient_norm: float = 40.0
     # Network: torso -> LSTM -> policy logits and value.
     torso: str = "mlp"  # one of TORSO_NAMES; the conv torsos take image observations
-    hidden_sizes: Tuple[int, ...] = (64,)  # the MLP torso's layers
-    lstm_size: int = 64
+    hidden_sizes: Tuple[int, ...] = (128,)  # the MLP torso's layers
+    lstm_size: int = 128
     # Acting.
     variable_update_period: int = 1
 
