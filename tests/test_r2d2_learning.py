@@ -8,18 +8,11 @@ import json
 
 from stack import require
 
-import acmelike.environments
-from acmelike.wrappers import make_gymnasium_environment
 from launch.registry import make_experiment_config
 
 ENVIRONMENT = "acmelike/CartPoleNoVelocity-v1"
 TARGET = 300.0
 BUDGET = 150_000
-
-
-def _memory_task(seed, name=ENVIRONMENT):
-    acmelike.environments.register()
-    return make_gymnasium_environment(name, seed)
 
 
 def test_r2d2_learns_cartpole_without_velocities(tmp_path):
@@ -28,7 +21,7 @@ def test_r2d2_learns_cartpole_without_velocities(tmp_path):
 
     config = make_experiment_config(
         agent="r2d2", environment=ENVIRONMENT, max_num_actor_steps=BUDGET, seed=0, run_dir=str(tmp_path),
-        stop_at_average_return=TARGET, progress_period_s=30.0, environment_factory=_memory_task,
+        stop_at_average_return=TARGET, progress_period_s=30.0,
     )
     summary = run_single_process(config)
     print(json.dumps(summary))

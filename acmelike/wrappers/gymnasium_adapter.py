@@ -217,7 +217,11 @@ def _unknown_environment_error(name: str) -> ValueError:
 
 def check_gymnasium_id(name: str) -> None:
     """Raises a ValueError if gymnasium has no environment `name`, suggesting close matches and listing the
-    ids that need no extra packages. Ids of the form "module:EnvName-v0" are left for gymnasium to resolve."""
+    ids that need no extra packages. Ids of the form "module:EnvName-v0" are left for gymnasium to resolve.
+    acmelike's own ids (`acmelike/CartPoleNoVelocity-v1`, MinAtar's when installed) are registered first."""
+    from acmelike import environments
+
+    environments.register()
     if ":" not in name and name not in gymnasium.envs.registry:
         raise _unknown_environment_error(name)
 
