@@ -14,7 +14,7 @@ require("reverb")
 
 from tests.run_helpers import REPO, SMALL_DQN, csv_column, environment, launch_command, run, summary_line  # noqa
 
-STEPS = 3000
+STEPS = 20_000  # long enough that the kill, after two checkpoints 3 s apart, lands mid-run
 
 
 def _checkpoints(run_dir):

@@ -29,7 +29,7 @@ from gymnasium import spaces
 from acmelike.wrappers.single_precision import _single_spec
 
 # Hot-path constants: enum members and the TimeStep constructor looked up once (a namedtuple's __new__ and an
-# Enum class attribute each cost more than a gymnasium CartPole step's bookkeeping on the 2-core machine).
+# Enum class attribute lookup each cost more than a gymnasium CartPole step's own bookkeeping).
 _FIRST, _MID, _LAST = dm_env.StepType.FIRST, dm_env.StepType.MID, dm_env.StepType.LAST
 _TimeStep = dm_env.TimeStep
 _new = tuple.__new__
