@@ -42,17 +42,12 @@ def flat_observation_size(spec: EnvironmentSpec, *, agent: str) -> int:
     observations = spec.observations
     if not isinstance(observations, specs.Array) or not np.issubdtype(observations.dtype, np.floating):
         raise ValueError(
-            f"{agent}'s MLP network needs one floating-point array observation, but the environment's observation "
-            f"spec is {observations!r}. Wrap the environment (e.g. SinglePrecisionWrapper) or use another network."
+            f"{agent}'s MLP network needs one floating-point array observation (a gymnasium Box), but the "
+            f"environment's observation spec is {observations!r}. Discrete observations (e.g. FrozenLake's, "
+            f"Blackjack's) would need a one-hot encoding, which acmelike does not provide yet: choose an environment "
+            f"with Box observations (e.g. CartPole-v1, Acrobot-v1)."
         )
     return int(np.prod(observations.shape))
-
-
-def zeros_like(spec: NestedSpec):
-    """A pytree of zero arrays matching a pytree of specs."""
-    import jax
-
-    return jax.tree_util.tree_map(lambda s: np.zeros(s.shape, s.dtype), spec)
 
 
 class ActionBounds(NamedTuple):
