@@ -64,7 +64,6 @@ class ActorLearnerBuilder(abc.ABC, Generic[Networks, Policy]):
     def make_adder(self, *, replay_client: Any, environment_spec: EnvironmentSpec, policy: Policy) -> Adder:
         """Returns the adder an actor running `policy` writes its experience with."""
 
-    @abc.abstractmethod
     def make_actor(
         self,
         *,
@@ -74,7 +73,20 @@ class ActorLearnerBuilder(abc.ABC, Generic[Networks, Policy]):
         variable_source: Optional[core.VariableSource] = None,
         adder: Optional[Adder] = None,
     ) -> core.Actor:
-        """Returns an actor running `policy`, with parameters from `variable_source`, writing to `adder`."""
+        """Returns an actor running `policy`, with parameters from `variable_source`, writing to `adder`.
+
+        By default a `GenericActor` that fetches the variable "policy" every `config.variable_update_period`
+        steps (asynchronously from a source in another process); override it for any other kind of actor.
+        """
+        from acmelike.actors import make_policy_actor
+
+        return make_policy_actor(
+            policy,
+            random_key=random_key,
+            variable_source=variable_source,
+            adder=adder,
+            variable_update_period=self.config.variable_update_period,
+        )
 
     @abc.abstractmethod
     def make_learner(

@@ -6,12 +6,11 @@ replay table, dataset, adder, actor and the `SGDLearner` around the learning ste
 
 import abc
 import functools
-from typing import Any, Callable, Iterator, Mapping, NamedTuple, Optional, Sequence
+from typing import Any, Callable, Iterator, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
 from acmelike import core
-from acmelike.actors import make_policy_actor
 from acmelike.actors.actor_core import ActorCore
 from acmelike.adders.base import Adder
 from acmelike.builders import ActorLearnerBuilder, policy_extras_spec
@@ -107,23 +106,6 @@ class OffPolicyBuilder(ActorLearnerBuilder[Any, ActorCore]):
             table_names=[self.config.replay_table_name],
             n_step=self.config.n_step,
             discount=self.config.discount,
-        )
-
-    def make_actor(
-        self,
-        *,
-        random_key,
-        policy: ActorCore,
-        environment_spec: EnvironmentSpec,
-        variable_source: Optional[core.VariableSource] = None,
-        adder: Optional[Adder] = None,
-    ) -> core.Actor:
-        return make_policy_actor(
-            policy,
-            random_key=random_key,
-            variable_source=variable_source,
-            adder=adder,
-            variable_update_period=self.config.variable_update_period,
         )
 
     def make_learner(

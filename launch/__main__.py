@@ -29,14 +29,6 @@ from launch.checkpoints import (
     resume_arguments,
     write_run_options,
 )
-from acmelike.checkpointing import CheckpointError
-from launch.checkpoints import (
-    DEFAULT_CHECKPOINT_MINUTES,
-    RunOptions,
-    read_run_options,
-    resume_arguments,
-    write_run_options,
-)
 from launch.distributed import LAUNCH_TYPES, DistributedRunError, run_distributed
 from launch.registry import AGENTS, make_experiment_config
 from launch.single_process import run_single_process
@@ -185,60 +177,6 @@ def main(argv=None) -> int:
     if summary.get("interrupted"):
         return 128 + signal.Signals[summary["signal"]].value
     return 0
-
-
-def _run_offline(parser, args) -> int:
-    from acmelike.offline import DatasetSpaceError
-    from launch.offline import DEFAULT_EVALUATION_EVERY, make_offline_config, run_offline
-
-    if not (args.agent and args.env):
-        parser.error("--dataset needs --agent (bc or cql) and --env")
-    try:
-        config = make_offline_config(
-            agent=args.agent, dataset=args.dataset, environment=args.env, learner_steps=args.steps, seed=args.seed,
-            run_dir=args.run_dir, evaluation_every=args.eval_every or DEFAULT_EVALUATION_EVERY,
-            stop_at_average_return=args.stop_at_return, config_overrides=args.config,
-        )
-        summary = run_offline(config)
-    except (DatasetSpaceError, FileNotFoundError) as error:
-        print(f"error: {error}", file=sys.stderr, flush=True)
-        return 2
-    except ValueError as error:
-        parser.error(str(error))
-    print(json.dumps(summary), flush=True)
-    return 0
-
-
-def _run_options(parser, args) -> RunOptions:
-    saved = read_run_options(args.resume) if args.resume else RunOptions()
-    try:
-        return RunOptions(
-            checkpoint_every_minutes=args.checkpoint_every or saved.checkpoint_every_minutes,
-            tensorboard=args.tensorboard or saved.tensorboard,
-            resume=bool(args.resume),
-        )
-    except ValueError as error:
-        parser.error(str(error))
-
-
-def _resume_into(parser, args) -> None:
-    """Fills `args` from RUN_DIR/config.json; flags given on the command line must agree with it."""
-    try:
-        saved = resume_arguments(args.resume)
-    except CheckpointError as error:
-        parser.error(str(error))
-    for flag, name, value in (("--agent", "agent", args.agent), ("--env", "environment", args.env)):
-        if value is not None and value != saved[name]:
-            parser.error(
-                f"--resume {args.resume}: the run there is {saved[name]!r} ({args.resume}/config.json), not "
-                f"{value!r} as {flag} says. Leave {flag} out to resume it, or choose a new --run-dir."
-            )
-    if args.run_dir is not None and args.run_dir != args.resume:
-        parser.error("--resume RUN_DIR continues RUN_DIR: leave --run-dir out.")
-    args.agent, args.env, args.seed, args.run_dir = saved["agent"], saved["environment"], saved["seed"], args.resume
-    args.steps, args.eval_every = saved["max_num_actor_steps"], saved["evaluation_every"]
-    args.stop_at_return, args.return_window = saved["stop_at_average_return"], saved["return_window"]
-    args.config = saved["config_overrides"] + list(args.config)
 
 
 def _run_offline(parser, args) -> int:

@@ -11,10 +11,9 @@ itself. The loop, in short:
             learner.step()                         # waits only for data the tables can serve
 """
 
-import os
 import tempfile
 import time
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Mapping, Optional
 
 import numpy as np
 

@@ -58,8 +58,6 @@ def main():
     args = parser.parse_args()
     factory, overrides = None, ()
     if args.mode == "smoke":
-        import functools
-
         from fakes import fake_environment_factory
 
         definition = agent_definition(args.agent)

@@ -40,7 +40,7 @@ def test_dqn_copies_the_target_network_every_period_and_returns_one_priority_per
     update = jax.jit(dqn_learning.make_update_step(networks, config))
     rng = np.random.default_rng(0)
     leaves = lambda tree: np.concatenate([np.ravel(x) for x in jax.tree_util.tree_leaves(tree)])  # noqa: E731
-    initial_target = leaves(state.target_params)
+    last_copy = leaves(state.target_params)  # the target network starts as a copy of the online one
     for step in range(1, 7):
         sample = _transitions(8, rng)
         state, metrics, extras = update(state, sample)
@@ -48,12 +48,10 @@ def test_dqn_copies_the_target_network_every_period_and_returns_one_priority_per
         target, online = leaves(state.target_params), leaves(state.params)
         if step % 3 == 0:  # copied at SGD steps 3 and 6 exactly
             np.testing.assert_array_equal(target, online)
-        else:
-            assert not np.array_equal(target, online)
-            expected = initial_target if step < 3 else last_copy
-            np.testing.assert_array_equal(target, expected)
-        if step % 3 == 0:
             last_copy = target
+        else:  # in between, the target holds the last copy while the online network moves
+            assert not np.array_equal(target, online)
+            np.testing.assert_array_equal(target, last_copy)
     assert int(state.steps) == 6
 
 

@@ -1,12 +1,12 @@
 """DQNBuilder: DQN through the one builder interface."""
 
-from typing import Iterator, Optional
+from typing import Iterator
 
 import numpy as np
 import optax
 
 from acmelike import core
-from acmelike.actors import epsilon_greedy_core, make_policy_actor
+from acmelike.actors import epsilon_greedy_core
 from acmelike.actors.actor_core import ActorCore
 from acmelike.adders.base import Adder
 from acmelike.builders import ActorLearnerBuilder, policy_extras_spec
@@ -70,23 +70,6 @@ class DQNBuilder(ActorLearnerBuilder[DQNNetworks, ActorCore]):
         else:
             schedule = optax.linear_schedule(c.epsilon_init, c.epsilon_final, c.epsilon_decay_steps)
         return epsilon_greedy_core(networks.q_network.apply, schedule)
-
-    def make_actor(
-        self,
-        *,
-        random_key,
-        policy: ActorCore,
-        environment_spec: EnvironmentSpec,
-        variable_source: Optional[core.VariableSource] = None,
-        adder: Optional[Adder] = None,
-    ) -> core.Actor:
-        return make_policy_actor(
-            policy,
-            random_key=random_key,
-            variable_source=variable_source,
-            adder=adder,
-            variable_update_period=self.config.variable_update_period,
-        )
 
     def make_learner(
         self,

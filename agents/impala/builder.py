@@ -1,9 +1,9 @@
 """IMPALABuilder: IMPALA through the one builder interface."""
 
-from typing import Iterator, Optional
+from typing import Iterator
 
 from acmelike import core
-from acmelike.actors import make_policy_actor, recurrent_categorical_core
+from acmelike.actors import recurrent_categorical_core
 from acmelike.actors.actor_core import ActorCore
 from acmelike.adders.base import Adder
 from acmelike.builders import ActorLearnerBuilder, policy_extras_spec
@@ -67,23 +67,6 @@ class IMPALABuilder(ActorLearnerBuilder[IMPALANetworks, ActorCore]):
 
     def make_policy(self, *, networks: IMPALANetworks, environment_spec: EnvironmentSpec, evaluation: bool = False):
         return recurrent_categorical_core(networks.network, networks.num_actions, greedy=evaluation)
-
-    def make_actor(
-        self,
-        *,
-        random_key,
-        policy: ActorCore,
-        environment_spec: EnvironmentSpec,
-        variable_source: Optional[core.VariableSource] = None,
-        adder: Optional[Adder] = None,
-    ) -> core.Actor:
-        return make_policy_actor(
-            policy,
-            random_key=random_key,
-            variable_source=variable_source,
-            adder=adder,
-            variable_update_period=self.config.variable_update_period,
-        )
 
     def make_learner(
         self,

@@ -1,9 +1,9 @@
 """PPOBuilder: PPO through the one builder interface."""
 
-from typing import Iterator, Optional
+from typing import Iterator
 
 from acmelike import core
-from acmelike.actors import categorical_policy_core, make_policy_actor
+from acmelike.actors import categorical_policy_core
 from acmelike.actors.actor_core import ActorCore
 from acmelike.adders.base import Adder
 from acmelike.builders import ActorLearnerBuilder, policy_extras_spec
@@ -62,23 +62,6 @@ class PPOBuilder(ActorLearnerBuilder[PPONetworks, ActorCore]):
 
     def make_policy(self, *, networks: PPONetworks, environment_spec: EnvironmentSpec, evaluation: bool = False):
         return categorical_policy_core(networks.logits, greedy=evaluation)
-
-    def make_actor(
-        self,
-        *,
-        random_key,
-        policy: ActorCore,
-        environment_spec: EnvironmentSpec,
-        variable_source: Optional[core.VariableSource] = None,
-        adder: Optional[Adder] = None,
-    ) -> core.Actor:
-        return make_policy_actor(
-            policy,
-            random_key=random_key,
-            variable_source=variable_source,
-            adder=adder,
-            variable_update_period=self.config.variable_update_period,
-        )
 
     def make_learner(
         self,

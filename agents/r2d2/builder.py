@@ -1,11 +1,11 @@
 """R2D2Builder: R2D2 through the one builder interface."""
 
-from typing import Iterator, Optional
+from typing import Iterator
 
 import numpy as np
 
 from acmelike import core
-from acmelike.actors import apex_epsilons, make_policy_actor, recurrent_epsilon_greedy_core
+from acmelike.actors import apex_epsilons, recurrent_epsilon_greedy_core
 from acmelike.actors.actor_core import ActorCore
 from acmelike.adders.base import Adder
 from acmelike.builders import ActorLearnerBuilder, policy_extras_spec
@@ -79,23 +79,6 @@ class R2D2Builder(ActorLearnerBuilder[R2D2Networks, ActorCore]):
         else:
             epsilons = apex_epsilons(c.num_epsilons, c.epsilon, c.epsilon_alpha)
         return recurrent_epsilon_greedy_core(networks.network, epsilons)
-
-    def make_actor(
-        self,
-        *,
-        random_key,
-        policy: ActorCore,
-        environment_spec: EnvironmentSpec,
-        variable_source: Optional[core.VariableSource] = None,
-        adder: Optional[Adder] = None,
-    ) -> core.Actor:
-        return make_policy_actor(
-            policy,
-            random_key=random_key,
-            variable_source=variable_source,
-            adder=adder,
-            variable_update_period=self.config.variable_update_period,
-        )
 
     def make_learner(
         self,
