@@ -47,7 +47,7 @@ def make_batched_step(actor_core: ActorCore):
     return step
 
 
-class BatchedActor(core.Actor):
+class BatchedActor(core.Actor, core.Saveable):
     """An `Actor` over B sub-environments stepped together (`acmelike.wrappers.VectorEnvironment`).
 
     Observations, actions and timesteps carry a leading axis [B]; the loop is `core.Actor`'s, with batched values:
@@ -115,6 +115,13 @@ class BatchedActor(core.Actor):
     def update(self, wait: bool = False) -> None:
         if self._variable_client is not None:
             self._variable_client.update(wait)
+
+    def save(self):
+        """Every sub-environment's core state ([B, ...]: rng, exploration clock, recurrent state), for checkpoints."""
+        return jax.device_get(self._state)
+
+    def restore(self, state) -> None:
+        self._state = jax.device_put(state)
 
 
 def make_batched_policy_actor(

@@ -138,13 +138,33 @@ class _MemoryWriter:
 
 
 class _SubEnvironmentClient:
-    """What a sub-environment's adder sees as its `reverb.Client`: writers are in memory, the rest is the real one's."""
+    """What a sub-environment's adder sees as its `reverb.Client`: writers are in memory, the rest is the real one's.
+
+    `server_info` reports each table's signature without the leading K axis `batched_tables` adds, so the adder
+    validates its single items against the item signature it writes.
+    """
 
     def __init__(self, client, sink: Callable):
         self._client, self._sink = client, sink
 
     def trajectory_writer(self, num_keep_alive_refs: int, **unused_options) -> _MemoryWriter:
         return _MemoryWriter(self._sink, num_keep_alive_refs)
+
+    def server_info(self, timeout=None):
+        import dataclasses
+
+        import tensorflow as tf  # lazy: see module docstring
+
+        def single(spec):
+            return tf.TensorSpec(spec.shape[1:], spec.dtype, spec.name)
+
+        infos = self._client.server_info(timeout=timeout)
+        return {
+            name: dataclasses.replace(
+                info, signature=None if info.signature is None else tf.nest.map_structure(single, info.signature)
+            )
+            for name, info in infos.items()
+        }
 
     def __getattr__(self, name):
         if name.startswith("__") or name in ("_client", "_sink"):
@@ -217,7 +237,7 @@ class BatchedAdder:
         """`writer.flush`, waiting in slices so that `interrupt()` can end the wait."""
         from reverb import errors  # lazy: importing acmelike.adders must not import Reverb
 
-        from acmelike.adders._writer import AdderInterrupted
+        from acmelike.adders.reverb_base import AdderInterrupted
 
         while True:
             if self._interrupted.is_set():
