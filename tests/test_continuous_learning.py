@@ -5,9 +5,6 @@ that never learns to swing up stays below -700), so CI pays only for the steps l
 """
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 from program_launcher import Launcher
@@ -19,7 +16,6 @@ from launch import make_experiment_config, run_single_process  # noqa: E402
 
 TARGET = -250.0
 WINDOW = 10
-REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 @pytest.mark.parametrize("agent, budget", [("sac", 20_000), ("td3", 20_000), ("d4pg", 30_000)])
@@ -41,26 +37,14 @@ def test_agent_learns_pendulum(agent, budget):
     assert summary["learner_steps"] > 0
 
 
-class CommandLine(Launcher):
-    """`python -m launch ...` in a subprocess, watched like tests/program_launcher.py's Launcher."""
-
-    def __init__(self, *args, run_dir):
-        self.run_dir = str(run_dir)
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "launch", *map(str, args), "--run-dir", self.run_dir],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=REPOSITORY,
-        )
-        self.descendants = set()
-
-
 def test_sac_learns_pendulum_as_a_local_mp_program_with_two_actors(tmp_path):
     require("launchpad")
     budget = 20_000
-    launcher = CommandLine(
+    launcher = Launcher(
         "--agent", "sac", "--env", "Pendulum-v1", "--launch", "local_mp", "--actors", 2, "--steps", budget,
         "--eval-every", 2_000, "--stop-at-return", TARGET, "--progress-seconds", 60,
         # Across processes a parameter fetch is a copy through the courier: once per learner step is enough.
-        "--config", "variable_update_period=8", run_dir=tmp_path,
+        "--config", "variable_update_period=8", run_dir=tmp_path / "run", command_line=True,
     )
     assert launcher.wait(timeout=600) == 0, launcher.output[-5000:]
     summary = json.loads(launcher.output.strip().splitlines()[-1])
