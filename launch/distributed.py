@@ -117,7 +117,8 @@ def run_distributed(
     config = dataclasses.replace(config, run_dir=run_dir)
     os.makedirs(run_dir, exist_ok=True)
     write_config(config, run_dir)
-    for stale in glob.glob(os.path.join(run_dir, nodes.FAILURES_DIR, "*.txt")) + [os.path.join(run_dir, "progress.json")]:
+    stale_files = [os.path.join(run_dir, name) for name in ("progress.json", nodes.ENDED_FILE)]
+    for stale in glob.glob(os.path.join(run_dir, nodes.FAILURES_DIR, "*.txt")) + stale_files:
         if os.path.exists(stale):
             os.remove(stale)
 
@@ -230,9 +231,13 @@ def _summary(
     for row in episodes:
         tracker.add(float(row["episode_return"]), int(float(row["actor_steps"])))
     evaluation = _last_evaluation(run_dir)
+    # A node ending the program (budget, target return) also SIGTERMs the launcher: only a signal that came
+    # without such an ending is an interruption.
+    ended_by_program = os.path.exists(os.path.join(run_dir, nodes.ENDED_FILE))
+    interrupted = stop.signal_name == "SIGINT" or (stop.requested and not ended_by_program)
     summary = run_summary(
         config, tracker, counts, wall, launch=launch_type, actors=num_actors, average_evaluator_return=evaluation,
-        interrupted=stop.requested, **({"signal": stop.signal_name} if stop.requested else {}),
+        interrupted=interrupted, **({"signal": stop.signal_name} if interrupted else {}),
     )
     write_summary(run_dir, summary)
     from acmelike.loggers.plotting import plot_run_learning_curve

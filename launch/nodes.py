@@ -29,6 +29,7 @@ from launch.construction import AgentParts
 from launch.experiment import ExperimentConfig
 
 FAILURES_DIR = "failures"
+ENDED_FILE = "ended.json"  # written by the node that ends the program (see `end_program`)
 
 
 def _stopping() -> bool:
@@ -103,6 +104,22 @@ def report_failures(node_name: str, run_dir: Optional[str]):
 def make_replay_tables(config: ExperimentConfig) -> list:
     """The replay node's tables: inserts may block, since actors and learner run concurrently."""
     return AgentParts(config).replay_tables()
+
+
+def end_program(run_dir: Optional[str], node: str, reason: str) -> None:
+    """Ends the program because it is done, saying so in `<run_dir>/ended.json` first.
+
+    `lp.stop()` is a SIGTERM to the launcher, the same signal a user or a scheduler sends to interrupt a run: the
+    launcher reads this file to tell a program that ended itself from one that was interrupted.
+    """
+    import launchpad as lp
+
+    if run_dir:
+        path = os.path.join(run_dir, ENDED_FILE)
+        with open(path + ".tmp", "w") as f:
+            json.dump({"node": node, "reason": reason, "time": time.time()}, f)
+        os.replace(path + ".tmp", path)
+    lp.stop()
 
 
 def _csv_logger(run_dir: Optional[str], label: str):
@@ -222,7 +239,7 @@ class EvaluatorNode(core.Worker):
                 self._logger.write({"actor_steps": actor_steps, "average_return": average, "episodes": len(returns)})
                 target = self._config.stop_at_average_return
                 if target is not None and average >= target:
-                    lp.stop()
+                    end_program(self._run_dir, "evaluator", f"an evaluation round averaged {average:.1f} >= {target}")
                     return
 
 
@@ -252,6 +269,6 @@ class StepsLimiter(core.Worker):
                 done = counts.get("actor_steps", 0) >= self._max
                 self._write_progress(counts, done)
                 if done:
-                    lp.stop()
+                    end_program(self._run_dir, "steps_limiter", f"the step budget {self._max} was reached")
                     return
                 stop.wait(self._period_s)

@@ -49,6 +49,7 @@ def test_local_mp_dqn_runs_to_completion_and_leaves_nothing(tmp_path):
     assert launcher.wait(timeout=240) == 0, launcher.output[-5000:]
     summary = json.loads(line_after(launcher.output, "DISTRIBUTED "))
     assert summary["env_steps"] >= 5000 and summary["learner_steps"] > 0
+    assert summary["interrupted"] is False  # the steps limiter ended it: lp.stop()'s SIGTERM is no interruption
     assert os.path.exists(tmp_path / "logs"), "local_mp sends each node's output to <run_dir>/logs"
     assert launcher.descendants, "local_mp should have started node processes"
     assert launcher.left_behind() == []
@@ -63,6 +64,7 @@ def test_local_mp_dqn_learns_cartpole_by_the_evaluator(tmp_path):
     assert launcher.wait(timeout=600) == 0, launcher.output[-5000:]
     summary = json.loads(line_after(launcher.output, "DISTRIBUTED "))
     assert summary["average_evaluator_return"] >= 400, summary
+    assert summary["interrupted"] is False  # the evaluator ended it at the target return
     assert summary["env_steps"] <= budget + 2_000, summary
     assert (tmp_path / "learning_curve.png").stat().st_size > 1000
     assert launcher.left_behind() == []
