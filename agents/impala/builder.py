@@ -5,16 +5,17 @@ from typing import Iterator
 from acmelike import core
 from acmelike.actors import recurrent_categorical_core
 from acmelike.actors.actor_core import ActorCore
-from acmelike.adders.base import Adder
-from acmelike.builders import ActorLearnerBuilder, policy_extras_spec
+from acmelike.builders import ActorLearnerBuilder
 from acmelike.learners import SGDLearner
 from acmelike.specs import EnvironmentSpec
 from acmelike.types import ReplaySample
 from agents.impala import learning
 from agents.impala.config import IMPALAConfig
 from agents.impala.networks import IMPALANetworks
+from agents.on_policy import OnPolicyBuilder
 
-class IMPALABuilder(ActorLearnerBuilder[IMPALANetworks, ActorCore]):
+
+class IMPALABuilder(OnPolicyBuilder, ActorLearnerBuilder[IMPALANetworks, ActorCore]):
     """Sequences of `unroll_length + 1` steps through a Reverb queue; each learner step consumes `batch_size`.
 
     Actors fetch parameters every `variable_update_period` steps (asynchronously in distributed programs) and act
@@ -22,48 +23,7 @@ class IMPALABuilder(ActorLearnerBuilder[IMPALANetworks, ActorCore]):
     """
 
     def __init__(self, config: IMPALAConfig = IMPALAConfig()):
-        self.config = config
-
-    @property
-    def _sequence_length(self) -> int:
-        return self.config.unroll_length + 1
-
-    def make_replay_tables(self, *, environment_spec: EnvironmentSpec, policy: ActorCore) -> list:
-        from acmelike import replay
-        from acmelike.adders.sequence import SequenceAdder
-
-        return [
-            replay.queue_table(
-                name=self.config.replay_table_name,
-                max_size=self.config.max_queue_size,
-                # The policy's extras (the behaviour logits, for V-trace, and the LSTM state
-                # the sequence's unroll starts from) are stored beside each action.
-                signature=SequenceAdder.signature(
-                    environment_spec, policy_extras_spec(policy), sequence_length=self._sequence_length
-                ),
-            )
-        ]
-
-    def make_dataset_iterator(self, *, replay_client) -> Iterator[ReplaySample]:
-        from acmelike import replay
-
-        return replay.make_dataset_iterator(
-            server_address=replay_client.server_address,
-            table=self.config.replay_table_name,
-            batch_size=self.config.batch_size,
-            num_parallel_calls=1,
-        )
-
-    def make_adder(self, *, replay_client, environment_spec: EnvironmentSpec, policy: ActorCore) -> Adder:
-        from acmelike.adders.sequence import EndBehavior, SequenceAdder
-
-        return SequenceAdder(
-            client=replay_client,
-            table_names=[self.config.replay_table_name],
-            sequence_length=self._sequence_length,
-            period=self.config.unroll_length,
-            end_of_episode_behavior=EndBehavior.CONTINUE,
-        )
+        super().__init__(config)
 
     def make_policy(self, *, networks: IMPALANetworks, environment_spec: EnvironmentSpec, evaluation: bool = False):
         return recurrent_categorical_core(networks.network, networks.num_actions, greedy=evaluation)

@@ -1,0 +1,63 @@
+"""What PPO and IMPALA share: sequences of `unroll_length + 1` steps through a Reverb queue, each sampled once.
+
+An `OnPolicyBuilder` subclass gives its policy and its learner (`make_policy`, `make_learner`); the queue, the
+dataset and the CONTINUE sequence adder are built here, once. Its config needs `unroll_length`, `batch_size`,
+`max_queue_size`, `replay_table_name` and `variable_update_period`.
+"""
+
+from typing import Any, Iterator
+
+from acmelike.actors.actor_core import ActorCore
+from acmelike.adders.base import Adder
+from acmelike.builders import ActorLearnerBuilder, policy_extras_spec
+from acmelike.specs import EnvironmentSpec
+from acmelike.types import ReplaySample
+
+
+class OnPolicyBuilder(ActorLearnerBuilder):
+    """Sequences of `unroll_length + 1` steps (the last only bootstraps) written every `unroll_length` steps, across
+    episode boundaries; each learner step consumes `batch_size` of them."""
+
+    def __init__(self, config: Any):
+        self.config = config
+
+    @property
+    def _sequence_length(self) -> int:
+        return self.config.unroll_length + 1
+
+    def make_replay_tables(self, *, environment_spec: EnvironmentSpec, policy: ActorCore) -> list:
+        from acmelike import replay
+        from acmelike.adders.sequence import SequenceAdder
+
+        return [
+            replay.queue_table(
+                name=self.config.replay_table_name,
+                max_size=self.config.max_queue_size,
+                # The policy's extras (e.g. PPO's log mu(a|s), IMPALA's behaviour logits and LSTM state) are stored
+                # beside each action.
+                signature=SequenceAdder.signature(
+                    environment_spec, policy_extras_spec(policy), sequence_length=self._sequence_length
+                ),
+            )
+        ]
+
+    def make_dataset_iterator(self, *, replay_client) -> Iterator[ReplaySample]:
+        from acmelike import replay
+
+        return replay.make_dataset_iterator(
+            server_address=replay_client.server_address,
+            table=self.config.replay_table_name,
+            batch_size=self.config.batch_size,
+            num_parallel_calls=1,
+        )
+
+    def make_adder(self, *, replay_client, environment_spec: EnvironmentSpec, policy: ActorCore) -> Adder:
+        from acmelike.adders.sequence import EndBehavior, SequenceAdder
+
+        return SequenceAdder(
+            client=replay_client,
+            table_names=[self.config.replay_table_name],
+            sequence_length=self._sequence_length,
+            period=self.config.unroll_length,
+            end_of_episode_behavior=EndBehavior.CONTINUE,
+        )
