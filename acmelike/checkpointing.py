@@ -136,7 +136,7 @@ class Checkpointer:
         for name, value in objects.items():
             if not isinstance(value, core.Saveable):
                 raise TypeError(f"Checkpointer: {name!r} is a {type(value).__name__}, not an acmelike.core.Saveable.")
-        self.directory = directory
+        self.directory = os.path.abspath(directory)  # orbax accepts absolute paths only
         self._objects = dict(objects)
         self._metadata = dict(metadata or {})
         self._replay_client = replay_client
@@ -242,6 +242,7 @@ def _canonical(value: Any) -> Any:
 
 def _restore_arrays(path: str, target: Mapping[str, Any]) -> dict:
     ocp, checkpointer = _orbax()
+    path = os.path.abspath(path)  # orbax accepts absolute paths only
     if not os.path.isdir(path):
         raise CheckpointError(f"Checkpoint directory {path} is missing: the checkpoint is incomplete.")
     target = jax.tree_util.tree_map(np.asarray, dict(target))

@@ -190,7 +190,7 @@ def load_snapshot(path: str) -> Snapshot:
         raise CheckpointError(
             f"Snapshot metadata {os.path.join(path, 'metadata.json')} is unusable ({type(error).__name__}: {error})."
         ) from error
-    arrays = os.path.join(path, ARRAYS)
+    arrays = os.path.abspath(os.path.join(path, ARRAYS))  # orbax accepts absolute paths only
     try:
         # Parameters are dicts of arrays (flax), so they need no target structure to be read back exactly.
         params = ocp.Checkpointer(ocp.StandardCheckpointHandler()).restore(arrays)["params"]

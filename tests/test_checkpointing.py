@@ -70,6 +70,16 @@ def test_round_trip_of_array_json_and_counter_states(tmp_path):
     assert restored_counter.increment(actor_steps=5)["actor_steps"] == 15  # counts on, never backwards
 
 
+def test_a_relative_directory_saves_and_restores(tmp_path, monkeypatch):
+    # Run directories are often relative (`--run-dir runs/x`, `make demo`); orbax takes absolute paths only.
+    monkeypatch.chdir(tmp_path)
+    learner = ArrayState(3.0)
+    Checkpointer(os.path.join("runs", "x"), {"learner": learner}).save(7)
+    restored = ArrayState(0.0)
+    assert Checkpointer(os.path.join("runs", "x"), {"learner": restored}).restore() == 7
+    jax.tree_util.tree_map(np.testing.assert_array_equal, restored.state, learner.state)
+
+
 def test_keeps_the_newest_and_save_if_due_follows_the_clock(tmp_path):
     now = [0.0]
     state = ArrayState(0.0)
