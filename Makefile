@@ -37,7 +37,7 @@ $(VENV_LATEST)/.installed: setup.py constraints-latest.txt
 venv-latest: $(VENV_LATEST)/.installed
 
 demo: venv
-	$(PY) -m launch --agent dqn --env CartPole-v1 --steps $(DEMO_STEPS) --seed 0 --run-dir $(RUN_DIR)
+	$(PY) -m launch --agent dqn --env CartPole-v1 --steps $(DEMO_STEPS) --seed 0 --run-dir $(RUN_DIR) --overwrite
 
 # ACMELIKE_FULL_STACK=1: on the full stack a test needing Reverb/Launchpad fails rather than skips.
 test: venv
