@@ -4,9 +4,10 @@
     print(describe_program(program))                 # what will launch
     summary = run_distributed(config, num_actors=2, launch_type="local_mp")
 
-Nodes (groups): replay (ReverbNode with the builder's tables, inserts may block), counter (CourierNode holding a
-Counter), learner (CourierNode: dataset from replay, serves get_variables), actor (one CourierNode per actor,
-each an EnvironmentLoop writing to replay), evaluator, steps_limiter (calls lp.stop() at the actor-step budget).
+The nodes come from `launch.program_graph` (the engine-neutral description Ray executes too): replay (a ReverbNode
+with the builder's tables, inserts may block), counter (a Counter), learner (dataset from replay, serves
+get_variables), actor (one per actor, each an EnvironmentLoop writing to replay), evaluator, steps_limiter (ends
+the program at the actor-step budget); every other node is a CourierNode.
 """
 
 import dataclasses
@@ -17,11 +18,11 @@ import threading
 import time
 from typing import Any, Dict, List, Optional
 
-from acmelike.counting import Counter
 from launch import nodes
 from launch.episode_stats import make_tracker, run_summary, write_config, write_summary
 from launch.experiment import ExperimentConfig
 from launch.interrupts import StopRequests
+from launch.program_graph import REPLAY, Ref, experiment_graph
 
 LAUNCH_TYPES = ("local_mt", "local_mp")
 
@@ -31,39 +32,26 @@ class DistributedRunError(RuntimeError):
 
 
 def make_distributed_program(config: ExperimentConfig, num_actors: int, *, name: str = "acmelike"):
-    """Returns the `launchpad.Program`: replay, counter, learner, `num_actors` actors, an evaluator (unless
-    `config.evaluation_every` is 0), and the steps limiter."""
+    """Returns the `launchpad.Program` of `program_graph.experiment_graph`: replay, counter, learner, `num_actors`
+    actors, an evaluator (unless `config.evaluation_every` is 0), and the steps limiter."""
     import launchpad as lp
 
-    if num_actors < 1:
-        raise ValueError(f"num_actors must be >= 1, got {num_actors}.")
-    run_dir = config.run_dir
     program = lp.Program(name)
-    with program.group("replay"):
-        replay = program.add_node(lp.ReverbNode(_ReplayTables(config)))
-    with program.group("counter"):
-        counter = program.add_node(lp.CourierNode(Counter, time_delta=0.0))
-    with program.group("learner"):
-        learner = program.add_node(lp.CourierNode(nodes.LearnerNode, config, replay, counter, run_dir))
-    with program.group("actor"):
-        for index in range(num_actors):
-            program.add_node(lp.CourierNode(nodes.ActorNode, config, index, replay, learner, counter, run_dir))
-    if config.evaluation_every:
-        with program.group("evaluator"):
-            program.add_node(lp.CourierNode(nodes.EvaluatorNode, config, learner, counter, run_dir))
-    with program.group("steps_limiter"):
-        program.add_node(lp.CourierNode(nodes.StepsLimiter, counter, config.max_num_actor_steps, run_dir))
+    handles = {}
+
+    def resolve(value):
+        return handles[value.node] if isinstance(value, Ref) else value
+
+    for node in experiment_graph(config, num_actors):
+        with program.group(node.group):
+            if node.kind == REPLAY:
+                lp_node = lp.ReverbNode(node.constructor)
+            else:
+                args = [resolve(value) for value in node.args]
+                kwargs = {key: resolve(value) for key, value in node.kwargs.items()}
+                lp_node = lp.CourierNode(node.constructor, *args, **kwargs)
+            handles[node.name] = program.add_node(lp_node)
     return program
-
-
-class _ReplayTables:
-    """A picklable `priority_tables_fn` for the ReverbNode."""
-
-    def __init__(self, config: ExperimentConfig):
-        self._config = config
-
-    def __call__(self):
-        return nodes.make_replay_tables(self._config)
 
 
 def describe_program(program) -> str:

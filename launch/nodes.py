@@ -1,9 +1,9 @@
 """The nodes of a distributed program: learner, actor, evaluator and steps limiter.
 
-Each node is constructed inside its own thread (local_mt) or process (local_mp) from the experiment's factories
-and the handles of the nodes it talks to, so only handles and picklable factories cross node boundaries. Every
-`run()` returns promptly once the program is stopping (`launchpad.stop_event()`), and every error is reported
-with the node's name by `report_failures`.
+Each node is constructed inside its own thread (local_mt), process (local_mp) or Ray actor from the experiment's
+factories and the handles of the nodes it talks to, so only handles and picklable factories cross node boundaries.
+The bodies name no engine (`launch.runtime`). Every `run()` returns promptly once the program is stopping
+(`runtime.stop_event()`), and every error is reported with the node's name by `report_failures`.
 """
 
 import concurrent.futures
@@ -26,6 +26,7 @@ from acmelike.variables import RemoteVariableSource
 from environment_loops import EnvironmentLoop, make_environment_loop
 from launch.checkpoints import node_logger, save_run_snapshot
 from launch.construction import AgentParts
+from launch import runtime
 from launch.experiment import ExperimentConfig
 
 FAILURES_DIR = "failures"
@@ -33,9 +34,7 @@ ENDED_FILE = "ended.json"  # written by the node that ends the program (see `end
 
 
 def _stopping() -> bool:
-    import launchpad as lp
-
-    return lp.stop_event().is_set()
+    return runtime.stop_event().is_set()
 
 
 class ProgramStopping(RuntimeError):
@@ -74,9 +73,7 @@ class StopAwareClient:
 
 
 def _stop_aware(*clients):
-    import launchpad as lp
-
-    stop = lp.stop_event()
+    stop = runtime.stop_event()
     return [StopAwareClient(client, stop) for client in clients]
 
 
@@ -109,17 +106,15 @@ def make_replay_tables(config: ExperimentConfig) -> list:
 def end_program(run_dir: Optional[str], node: str, reason: str) -> None:
     """Ends the program because it is done, saying so in `<run_dir>/ended.json` first.
 
-    `lp.stop()` is a SIGTERM to the launcher, the same signal a user or a scheduler sends to interrupt a run: the
-    launcher reads this file to tell a program that ended itself from one that was interrupted.
+    Under Launchpad, stopping is a SIGTERM to the launcher, the same signal a user or a scheduler sends to
+    interrupt a run: the launcher reads this file to tell a program that ended itself from one that was interrupted.
     """
-    import launchpad as lp
-
     if run_dir:
         path = os.path.join(run_dir, ENDED_FILE)
         with open(path + ".tmp", "w") as f:
             json.dump({"node": node, "reason": reason, "time": time.time()}, f)
         os.replace(path + ".tmp", path)
-    lp.stop()
+    runtime.stop_program()
 
 
 def _csv_logger(run_dir: Optional[str], label: str):
@@ -151,9 +146,7 @@ class LearnerNode(core.Worker, core.VariableSource):
         return jax.device_get(self._learner.get_variables(names))
 
     def run(self) -> None:
-        import launchpad as lp
-
-        stop = lp.stop_event()
+        stop = runtime.stop_event()
         with report_failures("learner", self._run_dir):
             while not stop.is_set():
                 if self._iterator.ready():
@@ -185,9 +178,7 @@ class ActorNode(core.Worker):
             )
 
     def run(self) -> None:
-        import launchpad as lp
-
-        stop = lp.stop_event()
+        stop = runtime.stop_event()
 
         # An insert held back by the rate limiter waits on the learner, which stops sampling at the end: the
         # adder's waits must end when the program does.
@@ -221,9 +212,7 @@ class EvaluatorNode(core.Worker):
             self._logger = _csv_logger(run_dir, "evaluator")
 
     def run(self) -> None:
-        import launchpad as lp
-
-        stop = lp.stop_event()
+        stop = runtime.stop_event()
         every = self._config.evaluation_every
         next_evaluation = every
         with report_failures("evaluator", self._run_dir):
@@ -260,9 +249,7 @@ class StepsLimiter(core.Worker):
             os.replace(path + ".tmp", path)  # readers never see a half-written file
 
     def run(self) -> None:
-        import launchpad as lp
-
-        stop = lp.stop_event()
+        stop = runtime.stop_event()
         with report_failures("steps_limiter", self._run_dir):
             while not stop.is_set():
                 counts = self._counter.get_counts()

@@ -1,0 +1,85 @@
+"""The distributed program as data: which nodes, built how, talking to whom; each engine executes this one graph.
+
+    graph = experiment_graph(config, num_actors=2)
+    for node in graph:                       # dependencies come before the nodes that hold a `Ref` to them
+        print(node.name, node.group, node.references())
+
+`launch.distributed` turns the graph into a Launchpad program and `launch.ray_program` into Ray actors; neither
+repeats a node's body (`launch.nodes`). A `Ref` in a node's arguments is replaced, inside the node's own
+process, by the engine's client of that node (for the replay node: a `reverb.Client`).
+"""
+
+import dataclasses
+from typing import Any, Callable, Dict, List, Tuple
+
+from launch import nodes
+from launch.experiment import ExperimentConfig
+
+REPLAY = "replay"  # a Reverb server over `constructor()`'s tables
+SERVICE = "service"  # an object whose methods other nodes call, and whose `run()` (if any) the engine runs
+
+
+@dataclasses.dataclass(frozen=True)
+class Ref:
+    """Another node of the program, by name; the engine hands the node a client of it in its place."""
+
+    node: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Node:
+    """One node: `constructor(*args, **kwargs)` builds it in its own thread or process.
+
+    Attributes:
+      name: unique in the program (`actor_0`); failures and logs are named after it.
+      group: what the node is (`actor`); engines group nodes and place them by it.
+      kind: REPLAY (the constructor returns the Reverb tables) or SERVICE.
+    """
+
+    name: str
+    group: str
+    kind: str
+    constructor: Callable[..., Any]
+    args: Tuple[Any, ...] = ()
+    kwargs: Dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    def references(self) -> List[str]:
+        """The names of the nodes this one talks to, in argument order."""
+        values = list(self.args) + list(self.kwargs.values())
+        return list(dict.fromkeys(value.node for value in values if isinstance(value, Ref)))
+
+
+class ReplayTables:
+    """The replay node's tables (picklable): inserts may block, since actors and learner run concurrently."""
+
+    def __init__(self, config: ExperimentConfig):
+        self._config = config
+
+    def __call__(self):
+        return nodes.make_replay_tables(self._config)
+
+
+def experiment_graph(config: ExperimentConfig, num_actors: int) -> List[Node]:
+    """replay, counter, learner, `num_actors` actors, an evaluator (unless `config.evaluation_every` is 0), and
+    the steps limiter, in an order where every node comes after the nodes it references."""
+    from acmelike.counting import Counter
+
+    if num_actors < 1:
+        raise ValueError(f"num_actors must be >= 1, got {num_actors}.")
+    run_dir = config.run_dir
+    replay, counter, learner = Ref("replay"), Ref("counter"), Ref("learner")
+    graph = [
+        Node("replay", "replay", REPLAY, ReplayTables(config)),
+        Node("counter", "counter", SERVICE, Counter, kwargs={"time_delta": 0.0}),
+        Node("learner", "learner", SERVICE, nodes.LearnerNode, (config, replay, counter, run_dir)),
+    ]
+    graph += [
+        Node(f"actor_{index}", "actor", SERVICE, nodes.ActorNode, (config, index, replay, learner, counter, run_dir))
+        for index in range(num_actors)
+    ]
+    if config.evaluation_every:
+        graph.append(Node("evaluator", "evaluator", SERVICE, nodes.EvaluatorNode, (config, learner, counter, run_dir)))
+    graph.append(
+        Node("steps_limiter", "steps_limiter", SERVICE, nodes.StepsLimiter, (counter, config.max_num_actor_steps, run_dir))
+    )
+    return graph
