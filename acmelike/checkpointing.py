@@ -29,7 +29,7 @@ import os
 import re
 import shutil
 import time
-from typing import Any, Mapping, Optional
+from typing import Any, Callable, Iterable, Mapping, Optional
 
 import jax
 import numpy as np
@@ -80,6 +80,11 @@ def read_metadata(path: str) -> dict:
     return _read_json(os.path.join(path, METADATA))
 
 
+def read_json_state(path: str, name: str) -> Any:
+    """The saved state of object `name` (one stored as JSON, e.g. a counter) in the checkpoint at `path`."""
+    return _read_json(os.path.join(path, f"{name}.json"))
+
+
 def _read_json(file_path: str) -> Any:
     try:
         with open(file_path) as f:
@@ -113,6 +118,9 @@ class Checkpointer:
       metadata: JSON data written with every checkpoint, e.g. the agent and its resolved config; `restore`
         compares it with the checkpoint's (see `expected_metadata` there).
       replay_client: something with `checkpoint() -> path` (a `reverb.Client`): its replay is saved alongside.
+      read_replay_sizes: reads {table: items} from a replay checkpoint's directory, for the metadata's
+        `replay_sizes` (`launch.checkpoints.checkpoint_replay_sizes`); without it, the client's sizes just before
+        the checkpoint are recorded, which are exact only when nothing inserts meanwhile.
       every_minutes: `save_if_due` saves when this many minutes have passed since the last save (or the start).
       max_to_keep: complete checkpoints kept; older ones are deleted after each save.
       clock: seconds as a float (tests).
@@ -125,6 +133,7 @@ class Checkpointer:
         *,
         metadata: Optional[Mapping[str, Any]] = None,
         replay_client: Any = None,
+        read_replay_sizes: Optional[Callable[[str], Mapping[str, int]]] = None,
         every_minutes: float = 10.0,
         max_to_keep: int = 2,
         clock=time.monotonic,
@@ -140,6 +149,7 @@ class Checkpointer:
         self._objects = dict(objects)
         self._metadata = dict(metadata or {})
         self._replay_client = replay_client
+        self._read_replay_sizes = read_replay_sizes
         self._period_s = every_minutes * 60.0
         self._max_to_keep = max_to_keep
         self._clock = clock
@@ -149,9 +159,13 @@ class Checkpointer:
             if name.endswith(".tmp"):  # a save that was killed before it completed
                 shutil.rmtree(os.path.join(directory, name), ignore_errors=True)
 
+    def due(self) -> bool:
+        """Whether `every_minutes` have passed since the last save (or the start)."""
+        return self._clock() - self._last_save >= self._period_s
+
     def save_if_due(self, step: int, **metadata: Any) -> Optional[str]:
         """Saves if `every_minutes` have passed since the last save; returns the path written, or None."""
-        if self._clock() - self._last_save < self._period_s:
+        if not self.due():
             return None
         return self.save(step, **metadata)
 
@@ -179,17 +193,22 @@ class Checkpointer:
             ocp, checkpointer = _orbax()
             checkpointer.save(os.path.join(temporary, ARRAYS), args=ocp.args.StandardSave(arrays))
         if self._replay_client is not None:
-            metadata["replay_sizes"] = replay_sizes(self._replay_client)
+            sizes = replay_sizes(self._replay_client)
             # Reverb writes a complete checkpoint directory (it ends with a DONE file); moving it is one rename.
             shutil.move(self._replay_client.checkpoint(), os.path.join(temporary, REPLAY))
+            if self._read_replay_sizes is not None:
+                sizes = dict(self._read_replay_sizes(os.path.join(temporary, REPLAY)))
+            metadata["replay_sizes"] = sizes
         _write_json(os.path.join(temporary, METADATA), {**self._metadata, **metadata, "step": int(step)})
         os.rename(temporary, final)
         for old in list_checkpoints(self.directory)[: -self._max_to_keep]:
             shutil.rmtree(old, ignore_errors=True)
         return final
 
-    def restore(self, path: Optional[str] = None, expected_metadata: Optional[Mapping[str, Any]] = None) -> int:
-        """Restores every object from `path` (default: the latest checkpoint) and returns its step.
+    def restore(self, path: Optional[str] = None, expected_metadata: Optional[Mapping[str, Any]] = None,
+                names: Optional[Iterable[str]] = None) -> int:
+        """Restores every object (or only those in `names`) from `path` (default: the latest checkpoint) and
+        returns its step.
 
         `expected_metadata` (default: this checkpointer's metadata) must agree with the checkpoint's on every key
         they share, else CheckpointError names the checkpoint and the keys that differ. Nothing is restored then.
@@ -203,7 +222,8 @@ class Checkpointer:
         check_metadata(path, stored, expected)
         states = {}
         arrays = {}
-        for name, value in self._objects.items():
+        restored = self._objects if names is None else {name: self._objects[name] for name in names}
+        for name, value in restored.items():
             file_path = os.path.join(path, f"{name}.json")
             if os.path.exists(file_path):
                 states[name] = _read_json(file_path)

@@ -24,10 +24,10 @@ import launch  # noqa: F401  (orders the JAX/TensorFlow imports before anything 
 from acmelike.checkpointing import CheckpointError
 from launch.checkpoints import (
     DEFAULT_CHECKPOINT_MINUTES,
+    RunLifecycle,
     RunOptions,
     read_run_options,
     resume_arguments,
-    write_run_options,
 )
 from launch.distributed import LAUNCH_TYPES, DistributedRunError, run_distributed
 from launch.registry import AGENTS, make_experiment_config
@@ -76,11 +76,13 @@ def make_parser() -> argparse.ArgumentParser:
         help="stop early once the last --return-window episodes (distributed: an evaluation round) average at least this",
     )
     parser.add_argument(
-        "--launch", default="single", choices=("single", "anakin") + LAUNCH_TYPES,
-        help="single: one process; local_mt / local_mp: a Launchpad program (threads / processes); "
-        "anakin: fully jitted, for gymnax/<id> environments (launch/anakin.py)",
+        "--launch", default=None, choices=("single", "anakin") + LAUNCH_TYPES,
+        help="single (the default): one process; local_mt / local_mp: a Launchpad program (threads / processes); "
+        "anakin: fully jitted, for gymnax/<id> environments (launch/anakin.py). --resume: the run's own",
     )
-    parser.add_argument("--actors", type=_bounded(int, 1), default=1, help="actor nodes of a distributed program")
+    parser.add_argument(
+        "--actors", type=_bounded(int, 1), default=None, help="actor nodes of a distributed program (default 1)"
+    )
     parser.add_argument(
         "--num-envs", type=_bounded(int, 1), default=1,
         help="environments each actor steps together, with one batched policy call per step (default 1)",
@@ -165,11 +167,14 @@ def main(argv=None) -> int:
             print(f"error: {error}", file=sys.stderr, flush=True)
             return 2
     else:
-        if args.resume:
-            parser.error("--resume continues single-process runs; a Launchpad program cannot resume yet")
-        write_run_options(args.run_dir, options)  # the nodes read --tensorboard from it
         try:
+            # Refuses another run's directory; writes run_options.json (nodes read it); when resuming, cuts the
+            # CSV logs back to the checkpoint. The nodes restore the rest (launch/node_checkpoints.py).
+            RunLifecycle(config, options)
             summary = run_distributed(config, num_actors=args.actors, launch_type=args.launch)
+        except CheckpointError as error:
+            print(f"error: {error}", file=sys.stderr, flush=True)
+            return 2
         except DistributedRunError as error:
             print(f"error: {error}", file=sys.stderr, flush=True)
             return 1
@@ -203,11 +208,19 @@ def _run_offline(parser, args) -> int:
 
 def _run_options(parser, args) -> RunOptions:
     saved = read_run_options(args.resume) if args.resume else RunOptions()
+    if args.resume and args.launch and (args.launch == "single") != (saved.launch == "single"):
+        parser.error(
+            f"--resume {args.resume}: that run was launched with --launch {saved.launch}, and its checkpoints "
+            f"hold what that runner saves: leave --launch out to resume it as it was launched."
+        )
+    args.launch, args.actors = args.launch or saved.launch, args.actors or saved.actors
     try:
         return RunOptions(
             checkpoint_every_minutes=args.checkpoint_every or saved.checkpoint_every_minutes,
             tensorboard=args.tensorboard or saved.tensorboard,
             resume=bool(args.resume),
+            launch=args.launch,
+            actors=args.actors,
         )
     except ValueError as error:
         parser.error(str(error))

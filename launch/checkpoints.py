@@ -24,6 +24,7 @@ from acmelike.checkpointing import (
     CheckpointError,
     Checkpointer,
     latest_checkpoint,
+    read_json_state,
     read_metadata,
     replay_sizes,
 )
@@ -35,17 +36,21 @@ DEFAULT_CHECKPOINT_MINUTES = 10.0
 
 @dataclasses.dataclass(frozen=True)
 class RunOptions:
-    """How a run is kept and watched (beside the experiment itself).
+    """How a run is launched, kept and watched (beside the experiment itself).
 
     Attributes:
       checkpoint_every_minutes: minutes between checkpoints (also one at every clean stop); None: none.
       tensorboard: also write TensorBoard event files under `<run_dir>/tensorboard/`.
       resume: continue from the run directory's latest checkpoint (a fresh start if it has none yet).
+      launch, actors: the runner (`--launch`) and a distributed program's actor nodes, so `--resume` relaunches
+        the run as it was launched.
     """
 
     checkpoint_every_minutes: Optional[float] = DEFAULT_CHECKPOINT_MINUTES
     tensorboard: bool = False
     resume: bool = False
+    launch: str = "single"
+    actors: int = 1
 
     def __post_init__(self):
         if self.checkpoint_every_minutes is not None and not self.checkpoint_every_minutes > 0:
@@ -130,17 +135,7 @@ class RunLifecycle:
         """
         if not self.checkpointing:
             return None
-        import reverb
-
-        staging = os.path.join(self.config.run_dir, CHECKPOINTS, REPLAY_STAGING)
-        shutil.rmtree(staging, ignore_errors=True)  # a Reverb checkpoint a killed save never moved
-        os.makedirs(staging)
-        fallback = None
-        if self.resuming:
-            fallback = os.path.join(self._latest(), REPLAY)
-            if not os.path.isdir(fallback):
-                raise CheckpointError(f"Checkpoint {self._latest()} has no replay ({fallback} is missing).")
-        return reverb.checkpointers.DefaultCheckpointer(path=staging, fallback_checkpoint_path=fallback)
+        return make_replay_checkpointer(self.config.run_dir, self._latest() if self.resuming else None)
 
     def sampleable_tables(self, tables) -> dict:
         """{name: table} for the single-process runner's "can the learner step?" check.
@@ -162,7 +157,9 @@ class RunLifecycle:
             return None
         from acmelike.loggers import TensorBoardLogger
 
-        return TensorBoardLogger(os.path.join(self.config.run_dir, "tensorboard"), label, step_key=step_key)
+        purge_step = _purge_step(self._latest(), step_key) if self.resuming else None
+        return TensorBoardLogger(os.path.join(self.config.run_dir, "tensorboard"), label, step_key=step_key,
+                                 purge_step=purge_step)
 
     # Checkpoints.
 
@@ -177,7 +174,8 @@ class RunLifecycle:
             objects["tracker"] = tracker
         self._checkpointer = Checkpointer(
             os.path.join(self.config.run_dir, CHECKPOINTS), objects, metadata=run_identity(self.config),
-            replay_client=replay_client, every_minutes=self.options.checkpoint_every_minutes,
+            replay_client=replay_client, read_replay_sizes=checkpoint_replay_sizes,
+            every_minutes=self.options.checkpoint_every_minutes,
         )
         if self.resuming:
             self.restored_step = self._checkpointer.restore()
@@ -204,20 +202,66 @@ class RunLifecycle:
         self.snapshot(step)
 
     def _log_sizes(self) -> dict:
-        """{csv file: (bytes, header)} of the run's CSV logs, so a resumed run drops rows written after the save."""
-        sizes = {}
-        for name in sorted(os.listdir(self.config.run_dir)):
-            if name.endswith(".csv"):
-                path = os.path.join(self.config.run_dir, name)
-                with open(path) as f:
-                    sizes[name] = [os.path.getsize(path), f.readline()]
-        return sizes
+        return log_sizes(self.config.run_dir)
 
     def snapshot(self, step: int) -> Optional[str]:
         """Saves the evaluation policy's current parameters as `<run_dir>/snapshots/<step>/`."""
         if not self.enabled or self._learner is None or self._spec is None:
             return None
         return save_run_snapshot(self.config, self._learner, self._spec, step)
+
+
+def make_replay_checkpointer(run_dir: str, resume_from: Optional[str]):
+    """A Reverb checkpointer writing under `<run_dir>/checkpoints/replay_staging/` (`Checkpointer.save` moves each
+    replay checkpoint into the checkpoint it belongs to); with `resume_from` (a checkpoint's path), the server
+    built with it starts from that checkpoint's replay."""
+    import reverb
+
+    staging = os.path.join(run_dir, CHECKPOINTS, REPLAY_STAGING)
+    shutil.rmtree(staging, ignore_errors=True)  # a Reverb checkpoint a killed save never moved
+    os.makedirs(staging)
+    fallback = None
+    if resume_from is not None:
+        fallback = os.path.join(resume_from, REPLAY)
+        if not os.path.isdir(fallback):
+            raise CheckpointError(f"Checkpoint {resume_from} has no replay ({fallback} is missing).")
+    return reverb.checkpointers.DefaultCheckpointer(path=staging, fallback_checkpoint_path=fallback)
+
+
+def checkpoint_replay_sizes(replay_dir: str) -> dict:
+    """{table: items} in the Reverb checkpoint at `replay_dir`, read from its tables file (items inserted minus
+    items deleted, as each table's rate limiter counts them): the replay's size at the very moment it was saved,
+    even while actors of a distributed program kept inserting."""
+    import struct
+    import zlib
+
+    from reverb.cc.checkpointing import checkpoint_pb2
+
+    path = os.path.join(replay_dir, "tables.tfrecord")
+    try:
+        with open(path, "rb") as f:
+            data = zlib.decompress(f.read())  # a ZLIB-compressed TFRecord file
+    except (OSError, zlib.error) as error:
+        raise CheckpointError(f"Cannot read the replay checkpoint's tables {path} ({error}).") from None
+    sizes, offset = {}, 0
+    while offset + 12 <= len(data):
+        (length,) = struct.unpack("<Q", data[offset:offset + 8])
+        record = data[offset + 12: offset + 12 + length]  # after the length and its CRC; the record's CRC follows
+        offset += 12 + length + 4
+        table = checkpoint_pb2.PriorityTableCheckpoint.FromString(record)
+        sizes[table.table_name] = int(table.rate_limiter.insert_count - table.rate_limiter.delete_count)
+    return sizes
+
+
+def log_sizes(run_dir: str) -> dict:
+    """{csv file: (bytes, header)} of the run's CSV logs, so a resumed run drops rows written after the save."""
+    sizes = {}
+    for name in sorted(os.listdir(run_dir)):
+        if name.endswith(".csv"):
+            path = os.path.join(run_dir, name)
+            with open(path) as f:
+                sizes[name] = [os.path.getsize(path), f.readline()]
+    return sizes
 
 
 def save_run_snapshot(config, learner, environment_spec, step: int) -> str:
@@ -253,15 +297,33 @@ def write_run_options(run_dir: str, options: RunOptions) -> None:
 
 
 def node_logger(run_dir: Optional[str], label: str, step_key: Optional[str] = None):
-    """A distributed node's logger: `<run_dir>/<label>.csv`, plus TensorBoard if the run's options ask for it."""
+    """A distributed node's logger: `<run_dir>/<label>.csv`, plus TensorBoard if the run's options ask for it.
+
+    A node built when the run already has a checkpoint (a resumed program, or a node its engine restarted)
+    continues the CSV file and hides from TensorBoard what was logged after the checkpoint.
+    """
     from acmelike.loggers import CSVLogger, Dispatcher, NoOpLogger, TensorBoardLogger
 
     if not run_dir:
         return NoOpLogger()
-    loggers = [CSVLogger(run_dir, label)]
+    latest = latest_checkpoint(os.path.join(run_dir, CHECKPOINTS))
+    loggers = [CSVLogger(run_dir, label, append=latest is not None)]
     if read_run_options(run_dir).tensorboard:
-        loggers.append(TensorBoardLogger(os.path.join(run_dir, "tensorboard"), label, step_key=step_key))
+        purge_step = _purge_step(latest, step_key) if latest is not None else None
+        loggers.append(TensorBoardLogger(os.path.join(run_dir, "tensorboard"), label, step_key=step_key,
+                                         purge_step=purge_step))
     return Dispatcher(loggers)
+
+
+def _purge_step(checkpoint: str, step_key: Optional[str]) -> Optional[int]:
+    """The first TensorBoard step past `checkpoint` on the `step_key` axis (a count the checkpoint holds)."""
+    counts = read_counts(checkpoint)
+    return int(counts[step_key]) + 1 if step_key in counts else None
+
+
+def read_counts(checkpoint: str) -> dict:
+    """The counts (actor_steps, learner_steps, ...) saved in `checkpoint`."""
+    return read_json_state(checkpoint, "counter")
 
 
 def read_run_options(run_dir: str) -> RunOptions:

@@ -45,7 +45,7 @@ def make_distributed_program(config: ExperimentConfig, num_actors: int, *, name:
     for node in experiment_graph(config, num_actors):
         with program.group(node.group):
             if node.kind == REPLAY:
-                lp_node = lp.ReverbNode(node.constructor)
+                lp_node = lp.ReverbNode(node.constructor, checkpoint_ctor=node.kwargs.get("checkpointer"))
             else:
                 args = [resolve(value) for value in node.args]
                 kwargs = {key: resolve(value) for key, value in node.kwargs.items()}

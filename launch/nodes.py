@@ -26,6 +26,7 @@ from acmelike.variables import RemoteVariableSource
 from environment_loops import EnvironmentLoop, make_environment_loop
 from launch.checkpoints import node_logger, save_run_snapshot
 from launch.construction import AgentParts
+from launch.node_checkpoints import ActorCheckpoints, LearnerCheckpoints
 from launch import runtime
 from launch.experiment import ExperimentConfig
 
@@ -103,12 +104,16 @@ def make_replay_tables(config: ExperimentConfig) -> list:
     return AgentParts(config).replay_tables()
 
 
-def end_program(run_dir: Optional[str], node: str, reason: str) -> None:
+def end_program(run_dir: Optional[str], node: str, reason: str, learner=None) -> None:
     """Ends the program because it is done, saying so in `<run_dir>/ended.json` first.
+
+    With `learner` (a handle of the learner node), the run is checkpointed first, while every node is still up.
 
     Under Launchpad, stopping is a SIGTERM to the launcher, the same signal a user or a scheduler sends to
     interrupt a run: the launcher reads this file to tell a program that ended itself from one that was interrupted.
     """
+    if learner is not None:
+        learner.checkpoint()
     if run_dir:
         path = os.path.join(run_dir, ENDED_FILE)
         with open(path + ".tmp", "w") as f:
@@ -141,16 +146,25 @@ class LearnerNode(core.Worker, core.VariableSource):
                 counter=self._counter,
                 logger=_csv_logger(run_dir, "learner"),
             )
+            # Restores the training state when the run has a checkpoint (resumed, or this node restarted).
+            self._checkpoints = LearnerCheckpoints(config, self._learner, self._counter, counter, replay, parts.spec)
 
     def get_variables(self, names):
         return jax.device_get(self._learner.get_variables(names))
+
+    def checkpoint(self) -> Optional[str]:
+        """Checkpoints the run now (a node ending the program calls this first); returns the path."""
+        with report_failures("learner", self._run_dir):
+            return self._checkpoints.save()
 
     def run(self) -> None:
         stop = runtime.stop_event()
         with report_failures("learner", self._run_dir):
             while not stop.is_set():
                 if self._iterator.ready():
-                    self._learner.step()
+                    with self._checkpoints.lock:
+                        self._learner.step()
+                    self._checkpoints.save_if_due()
                 else:
                     stop.wait(0.001)
             if self._run_dir:  # the trained policy, at the actor step last counted (no call to a stopped node)
@@ -169,6 +183,7 @@ class ActorNode(core.Worker):
             parts = AgentParts(config)
             self._adder = parts.adder(replay)
             self._actor = parts.actor(index, variable_source=RemoteVariableSource(learner), adder=self._adder)
+            self._checkpoints = ActorCheckpoints(config, index, self._actor)  # restores the actor's own state
             self._loop = make_environment_loop(
                 parts.actor_environment(index),
                 self._actor,
@@ -188,8 +203,12 @@ class ActorNode(core.Worker):
 
         threading.Thread(target=interrupt_at_stop, name=f"{self._name}-stop", daemon=True).start()
         with report_failures(self._name, self._run_dir):
+            actor_steps = 0
             while not stop.is_set():
-                self._loop.run_episode()
+                actor_steps = int(self._loop.run_episode()["actor_steps"])
+                self._checkpoints.after_episode(actor_steps)
+            if actor_steps:
+                self._checkpoints.save(actor_steps)
             # No final counter flush: the counter node may already be gone, and the budget has been met.
 
 
@@ -202,7 +221,7 @@ class EvaluatorNode(core.Worker):
         self._run_dir = run_dir
         self._config = config
         learner, counter = _stop_aware(learner, counter)
-        self._counter = counter
+        self._counter, self._learner = counter, learner
         with report_failures("evaluator", run_dir):
             parts = AgentParts(config)
             self._actor = parts.evaluator_actor(variable_source=RemoteVariableSource(learner))
@@ -228,15 +247,18 @@ class EvaluatorNode(core.Worker):
                 self._logger.write({"actor_steps": actor_steps, "average_return": average, "episodes": len(returns)})
                 target = self._config.stop_at_average_return
                 if target is not None and average >= target:
-                    end_program(self._run_dir, "evaluator", f"an evaluation round averaged {average:.1f} >= {target}")
+                    end_program(self._run_dir, "evaluator", f"an evaluation round averaged {average:.1f} >= {target}",
+                                self._learner)
                     return
 
 
 class StepsLimiter(core.Worker):
     """Stops the program once actors have taken `max_num_actor_steps`; writes `progress.json` as it goes."""
 
-    def __init__(self, counter, max_num_actor_steps: int, run_dir: Optional[str], period_s: float = 0.5):
+    def __init__(self, counter, max_num_actor_steps: int, run_dir: Optional[str], period_s: float = 0.5,
+                 learner=None):
         (self._counter,) = _stop_aware(counter)
+        self._learner = _stop_aware(learner)[0] if learner is not None else None  # checkpoints the run at the end
         self._max = max_num_actor_steps
         self._run_dir = run_dir
         self._period_s = period_s
@@ -256,6 +278,6 @@ class StepsLimiter(core.Worker):
                 done = counts.get("actor_steps", 0) >= self._max
                 self._write_progress(counts, done)
                 if done:
-                    end_program(self._run_dir, "steps_limiter", f"the step budget {self._max} was reached")
+                    end_program(self._run_dir, "steps_limiter", f"the step budget {self._max} was reached", self._learner)
                     return
                 stop.wait(self._period_s)

@@ -12,7 +12,7 @@ process, by the engine's client of that node (for the replay node: a `reverb.Cli
 import dataclasses
 from typing import Any, Callable, Dict, List, Tuple
 
-from launch import nodes
+from launch import node_checkpoints, nodes
 from launch.experiment import ExperimentConfig
 
 REPLAY = "replay"  # a Reverb server over `constructor()`'s tables
@@ -33,7 +33,8 @@ class Node:
     Attributes:
       name: unique in the program (`actor_0`); failures and logs are named after it.
       group: what the node is (`actor`); engines group nodes and place them by it.
-      kind: REPLAY (the constructor returns the Reverb tables) or SERVICE.
+      kind: REPLAY (the constructor returns the Reverb tables; `kwargs["checkpointer"]`, if there, is called in the
+        node's process for the server's Reverb checkpointer) or SERVICE.
     """
 
     name: str
@@ -59,18 +60,21 @@ class ReplayTables:
         return nodes.make_replay_tables(self._config)
 
 
+def replay_checkpointing(config: ExperimentConfig) -> Dict[str, Any]:
+    """The replay node's kwargs: with a run directory, a Reverb checkpointer that restores the run's replay."""
+    return {"checkpointer": node_checkpoints.ReplayCheckpointing(config)} if config.run_dir else {}
+
+
 def experiment_graph(config: ExperimentConfig, num_actors: int) -> List[Node]:
     """replay, counter, learner, `num_actors` actors, an evaluator (unless `config.evaluation_every` is 0), and
     the steps limiter, in an order where every node comes after the nodes it references."""
-    from acmelike.counting import Counter
-
     if num_actors < 1:
         raise ValueError(f"num_actors must be >= 1, got {num_actors}.")
     run_dir = config.run_dir
     replay, counter, learner = Ref("replay"), Ref("counter"), Ref("learner")
     graph = [
-        Node("replay", "replay", REPLAY, ReplayTables(config)),
-        Node("counter", "counter", SERVICE, Counter, kwargs={"time_delta": 0.0}),
+        Node("replay", "replay", REPLAY, ReplayTables(config), kwargs=replay_checkpointing(config)),
+        Node("counter", "counter", SERVICE, node_checkpoints.restored_counter, (config,)),
         Node("learner", "learner", SERVICE, nodes.LearnerNode, (config, replay, counter, run_dir)),
     ]
     graph += [
@@ -80,6 +84,7 @@ def experiment_graph(config: ExperimentConfig, num_actors: int) -> List[Node]:
     if config.evaluation_every:
         graph.append(Node("evaluator", "evaluator", SERVICE, nodes.EvaluatorNode, (config, learner, counter, run_dir)))
     graph.append(
-        Node("steps_limiter", "steps_limiter", SERVICE, nodes.StepsLimiter, (counter, config.max_num_actor_steps, run_dir))
+        Node("steps_limiter", "steps_limiter", SERVICE, nodes.StepsLimiter, (counter, config.max_num_actor_steps, run_dir),
+             {"learner": learner})
     )
     return graph

@@ -25,7 +25,7 @@ def test_node_graph_lists_nodes_groups_and_handles(tmp_path):
     assert "actor_2        CourierNode  receives: replay, learner, counter" in text
     assert "learner        CourierNode  receives: replay, counter" in text
     assert "replay         ReverbNode   receives: nothing" in text
-    assert "steps_limiter  CourierNode  receives: counter" in text
+    assert "steps_limiter  CourierNode  receives: counter, learner" in text
     with pytest.raises(ValueError, match="num_actors must be >= 1"):
         make_distributed_program(config, num_actors=0)
     # --eval-every 0: no evaluator node at all.

@@ -26,19 +26,26 @@ class TensorBoardLogger:
       step_key: the key of `data` giving the x-axis (e.g. "actor_steps"); rows without it (or with
         `step_key=None`) use the number of writes so far. The step value itself is also logged.
       flush_every_s: seconds between flushes of the event file (tensorboardX flushes on `close()` too).
+      purge_step: for a run resumed from a checkpoint taken at step T, T + 1: the new event file starts with a
+        session START at this step, and TensorBoard then hides every event of the directory's earlier files at
+        this step or later (what the killed run logged after its checkpoint), so steps never go backwards.
 
     Arrays and strings are skipped: a scalar dashboard is what this is for. Rows are flushed by tensorboardX's
     background writer at most every `flush_every_s`, so a killed run loses at most that much.
     """
 
-    def __init__(self, directory: str, label: str, step_key: Optional[str] = None, flush_every_s: float = 10.0):
+    def __init__(self, directory: str, label: str, step_key: Optional[str] = None, flush_every_s: float = 10.0,
+                 purge_step: Optional[int] = None):
         from tensorboardX import SummaryWriter  # imported here: the loggers package needs no tensorboardX
 
         self.directory = os.path.join(directory, label)
         self._label = label
         self._step_key = step_key
         self._writes = 0
-        self._writer = SummaryWriter(logdir=self.directory, flush_secs=max(1, int(round(flush_every_s))))
+        # One event file per process (the pid in its name): a resumed run never reopens a file of the run it
+        # continues, even within the same second.
+        self._writer = SummaryWriter(logdir=self.directory, flush_secs=max(1, int(round(flush_every_s))),
+                                     purge_step=purge_step, filename_suffix=f".{os.getpid()}")
         atexit.register(self.close)  # runners need not close loggers: what a clean exit logged reaches the file
 
     def write(self, data: LoggingData) -> None:
