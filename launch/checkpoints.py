@@ -112,7 +112,8 @@ class RunLifecycle:
             check_run_directory(config, options)
             write_run_options(config.run_dir, options)
             if self.resuming:
-                _truncate_logs(config.run_dir, read_metadata(self._latest()).get("logs", {}))
+                latest = self._latest()
+                _truncate_logs(config.run_dir, read_metadata(latest).get("logs", {}), read_counts(latest))
 
     @property
     def checkpointing(self) -> bool:
@@ -277,16 +278,34 @@ def save_run_snapshot(config, learner, environment_spec, step: int) -> str:
     )
 
 
-def _truncate_logs(run_dir: str, sizes: Mapping[str, Any]) -> None:
-    """Cuts each CSV log back to its length at the checkpoint (rows past it belong to a timeline that was lost)."""
+def _truncate_logs(run_dir: str, sizes: Mapping[str, Any], counts: Mapping[str, Any]) -> None:
+    """Cuts each CSV log back to the checkpoint: to its length then (rows past it belong to a timeline that was
+    lost), and before the first row counting past the checkpoint's `counts` (a distributed program's actor logs
+    its own steps before its counter forwards them, so a row written before the checkpoint may count steps the
+    checkpoint does not hold)."""
+    import csv
+
     for name, (size, header) in sizes.items():
         path = os.path.join(run_dir, name)
         if not os.path.exists(path):
             continue
         with open(path) as f:
             same_columns = f.readline() == header
-        if same_columns and os.path.getsize(path) > size:
+        if not same_columns:
+            continue
+        if os.path.getsize(path) > size:
             os.truncate(path, size)
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))
+        counted = [key for key in (rows[0] if rows else {}) if key in counts]
+        keep = next((index for index, row in enumerate(rows)
+                     if any(row[key] and float(row[key]) > counts[key] for key in counted)), len(rows))
+        if keep < len(rows):
+            with open(path + ".tmp", "w", newline="") as f:
+                writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+                writer.writeheader()
+                writer.writerows(rows[:keep])
+            os.replace(path + ".tmp", path)
 
 
 def write_run_options(run_dir: str, options: RunOptions) -> None:

@@ -22,7 +22,7 @@ from launch.experiment import ExperimentConfig
 
 # Offline agents: name -> package defining AGENT. Kept apart from launch.registry.AGENTS, whose entries are all
 # trained online by every runner (and smoke-tested that way).
-OFFLINE_AGENTS = {"bc": "agents.bc", "cql": "agents.cql"}
+OFFLINE_AGENTS = {"bc": "agents.bc", "cql": "agents.cql", "cql_continuous": "agents.cql.continuous"}
 DEFAULT_EVALUATION_EVERY = 250
 
 

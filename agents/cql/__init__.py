@@ -1,5 +1,5 @@
-"""CQL (discrete): conservative Q-learning (Kumar et al., 2020) offline, on DQN's Q-network. The continuous form
-(on SAC's networks) is not written yet."""
+"""CQL (discrete): conservative Q-learning (Kumar et al., 2020) offline, on DQN's Q-network. The continuous form,
+on SAC's networks and learning step, is `agents.cql.continuous` (`--agent cql_continuous`)."""
 
 from acmelike.builders import AgentDefinition
 from agents.cql.builder import CQLBuilder

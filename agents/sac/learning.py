@@ -56,13 +56,16 @@ def init_training_state(networks: SACNetworks, config: SACConfig, key: jax.Array
     )
 
 
-def make_update_step(networks: SACNetworks, config: SACConfig):
+def make_update_step(networks: SACNetworks, config: SACConfig, critic_regulariser=None):
     """Returns `update_step(state, sample) -> (state, metrics, extras)` for batches of n-step transitions.
 
     One step: the critics regress onto the clipped double-Q soft target (computed with the target critics and a
     fresh action from the current policy); then the policy minimises E[alpha log pi - min Q] against the
     updated critics; then log alpha follows `sac_temperature_loss` on the same sampled actions; finally the
     target critics move toward the critics by Polyak averaging (rate `tau`). Extras: none.
+
+    `critic_regulariser(critic_params, policy_params, transitions, key) -> scalar`, if given, is added to the
+    critics' loss and reported as the metric `critic_regulariser` (continuous CQL's conservative penalty).
     """
     policy_optimizer = optax.adam(config.policy_learning_rate)
     critic_optimizer = optax.adam(config.critic_learning_rate)
@@ -75,6 +78,8 @@ def make_update_step(networks: SACNetworks, config: SACConfig):
         return squashed_gaussian_sample(mean, log_std, key)
 
     def critic_loss_fn(critic_params, state: TrainingState, transitions, key):
+        if critic_regulariser is not None:
+            key, regulariser_key = jax.random.split(key)
         next_actions, next_log_prob = sample_actions(state.policy_params, transitions.next_observation, key)
         q_t = networks.critic.apply(state.target_critic_params, transitions.next_observation, next_actions)
         alpha = jnp.exp(state.log_alpha)
@@ -85,7 +90,10 @@ def make_update_step(networks: SACNetworks, config: SACConfig):
             entropy_t=-alpha * next_log_prob,
         )
         q_tm1 = networks.critic.apply(critic_params, transitions.observation, to_unit(transitions.action, bounds))
-        return critic_regression_loss(q_tm1, target), jnp.mean(q_tm1)
+        loss, regulariser = critic_regression_loss(q_tm1, target), jnp.zeros(())
+        if critic_regulariser is not None:
+            regulariser = critic_regulariser(critic_params, state.policy_params, transitions, regulariser_key)
+        return loss + regulariser, (jnp.mean(q_tm1), regulariser)
 
     def policy_loss_fn(policy_params, critic_params, alpha, observations, key):
         actions, log_prob = sample_actions(policy_params, observations, key)
@@ -96,7 +104,7 @@ def make_update_step(networks: SACNetworks, config: SACConfig):
         transitions = sample.data
         key, critic_key, policy_key = jax.random.split(state.key, 3)
 
-        (critic_loss, mean_q), critic_grads = jax.value_and_grad(critic_loss_fn, has_aux=True)(
+        (critic_loss, (mean_q, regulariser)), critic_grads = jax.value_and_grad(critic_loss_fn, has_aux=True)(
             state.critic_params, state, transitions, critic_key
         )
         critic_updates, critic_opt_state = critic_optimizer.update(critic_grads, state.critic_opt_state)
@@ -133,6 +141,8 @@ def make_update_step(networks: SACNetworks, config: SACConfig):
             "entropy": -jnp.mean(log_prob),
             "mean_q": mean_q,
         }
+        if critic_regulariser is not None:
+            metrics["critic_regulariser"] = regulariser
         return new_state, metrics, {}
 
     return update_step

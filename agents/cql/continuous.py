@@ -1,0 +1,80 @@
+"""Continuous CQL: conservative Q-learning offline on SAC's networks and learning step (`--agent cql_continuous`).
+
+    python -m launch --agent cql_continuous --dataset pendulum/mixed-v0 --env Pendulum-v1 --steps 5000
+"""
+
+import dataclasses
+import functools
+from typing import Optional, Tuple
+
+from acmelike.actors import squashed_gaussian_core
+from acmelike.builders import AgentDefinition
+from acmelike.config_checks import check_field
+from acmelike.learners import SGDLearner
+from agents.cql import continuous_learning as learning
+from agents.offline_builder import OfflineBuilder
+from agents.sac.networks import make_networks
+
+
+@dataclasses.dataclass(frozen=True)
+class ContinuousCQLConfig:
+    """SAC's hyperparameters (agents.sac.config) for learning offline, plus the conservative penalty's."""
+
+    dataset_id: str = ""  # the local Minari dataset to learn from (`--dataset`)
+    cql_alpha: float = 5.0  # weight of the conservative penalty; 0 gives offline SAC
+    num_sampled_actions: int = 10  # uniform and as many policy actions per state estimate the log-sum-exp
+    policy_learning_rate: float = 3e-4
+    critic_learning_rate: float = 3e-4
+    temperature_learning_rate: float = 3e-4
+    discount: float = 0.99
+    batch_size: int = 256
+    num_sgd_steps_per_step: int = 8
+    tau: float = 0.005
+    initial_temperature: float = 1.0
+    target_entropy: Optional[float] = None  # None: -(number of action dimensions)
+    policy_hidden_sizes: Tuple[int, ...] = (256, 256)
+    critic_hidden_sizes: Tuple[int, ...] = (256, 256)
+
+    def __post_init__(self):
+        check = functools.partial(check_field, self)
+        check("cql_alpha", self.cql_alpha >= 0, ">= 0")
+        check("num_sampled_actions", self.num_sampled_actions >= 1, ">= 1")
+        for name in ("policy_learning_rate", "critic_learning_rate", "temperature_learning_rate",
+                     "initial_temperature"):
+            check(name, getattr(self, name) > 0, "> 0")
+        check("discount", 0 <= self.discount <= 1, "in [0, 1]")
+        check("tau", 0 < self.tau <= 1, "in (0, 1]")
+        check("batch_size", self.batch_size >= 1, ">= 1")
+        check("num_sgd_steps_per_step", self.num_sgd_steps_per_step >= 1, ">= 1")
+        for name in ("policy_hidden_sizes", "critic_hidden_sizes"):
+            check(name, all(h >= 1 for h in getattr(self, name)), "positive layer sizes")
+
+
+class ContinuousCQLBuilder(OfflineBuilder):
+    """Learns SAC's policy and twin critics offline; the evaluation policy is the squashed Gaussian's mean."""
+
+    def make_policy(self, *, networks, environment_spec, evaluation: bool = False):
+        return squashed_gaussian_core(networks.policy.apply, networks.bounds, greedy=evaluation)
+
+    def make_learner(self, *, random_key, networks, dataset, environment_spec, replay_client=None, counter=None,
+                     logger=None):
+        return SGDLearner(
+            state=learning.init_training_state(networks, self.config, random_key),
+            update_step=learning.make_update_step(networks, self.config),
+            iterator=dataset,
+            variables={"policy": lambda state: state.policy_params},
+            num_sgd_steps_per_step=self.config.num_sgd_steps_per_step,
+            loss_keys=learning.LOSS_KEYS,
+            counter=counter,
+            logger=logger,
+            name="continuous CQL learner",
+        )
+
+
+AGENT = AgentDefinition(
+    name="cql_continuous",
+    config_class=ContinuousCQLConfig,
+    make_builder=ContinuousCQLBuilder,
+    make_networks=make_networks,
+    action_space="continuous",
+)
