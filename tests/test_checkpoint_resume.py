@@ -13,6 +13,7 @@ from tests.stack import require
 require("reverb")
 
 from tests.run_helpers import REPO, SMALL_DQN, csv_column, environment, launch_command, run, summary_line  # noqa
+from tests.tensorboard_events import read_scalars, session_starts  # noqa: E402
 
 STEPS = 20_000  # long enough that the kill, after two checkpoints 3 s apart, lands mid-run
 
@@ -27,7 +28,7 @@ def killed_and_resumed(tmp_path_factory):
     run_dir = str(tmp_path_factory.mktemp("resume") / "run")
     process = subprocess.Popen(
         launch_command("--agent", "dqn", "--env", "CartPole-v1", "--steps", str(STEPS), "--run-dir", run_dir,
-                       "--checkpoint-every", "0.05", *SMALL_DQN),
+                       "--checkpoint-every", "0.05", "--tensorboard", *SMALL_DQN),
         cwd=REPO, env=environment(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     try:
@@ -72,6 +73,15 @@ def test_counters_never_go_backwards_in_the_logs(killed_and_resumed):
         values = csv_column(os.path.join(run_dir, name), column)
         assert values and all(b >= a for a, b in zip(values, values[1:])), name
     assert csv_column(os.path.join(run_dir, "actor.csv"), "actor_steps")[-1] >= STEPS
+
+
+def test_tensorboard_shows_one_timeline_through_the_resume(killed_and_resumed):
+    run_dir, counts = killed_and_resumed["run_dir"], killed_and_resumed["counts"]
+    assert counts["actor_steps"] + 1 in session_starts(os.path.join(run_dir, "tensorboard", "actor"))
+    scalars = read_scalars(os.path.join(run_dir, "tensorboard"))  # as TensorBoard shows them
+    for tag in ("actor/episode_return", "learner/loss"):
+        steps = [step for step, _ in scalars[tag]]
+        assert steps and all(b > a for a, b in zip(steps, steps[1:])), tag
 
 
 def test_resume_with_another_agent_is_refused_and_leaves_the_run_alone(killed_and_resumed):
