@@ -189,7 +189,7 @@ def _run_offline(parser, args) -> int:
     from launch.offline import DEFAULT_EVALUATION_EVERY, make_offline_config, run_offline
 
     if not (args.agent and args.env):
-        parser.error("--dataset needs --agent (bc or cql) and --env")
+        parser.error("--dataset needs --agent (bc, cql or cql_continuous) and --env")
     try:
         config = make_offline_config(
             agent=args.agent, dataset=args.dataset, environment=args.env, learner_steps=args.steps, seed=args.seed,

@@ -22,7 +22,7 @@ from tensorboard_events import read_scalars, session_starts  # noqa: E402
 
 STEPS = 12_000  # the kill lands after the first checkpoint; the resumed program runs the rest
 ARGS = ("--agent", "dqn", "--env", "CartPole-v1", "--launch", "local_mp", "--actors", "1", "--steps", STEPS,
-        "--checkpoint-every", "0.1", "--tensorboard", *SMALL_DQN)
+        "--checkpoint-every", "0.05", "--tensorboard", *SMALL_DQN)
 
 
 def _latest_checkpoint(run_dir):
@@ -78,6 +78,8 @@ def test_resumed_program_ends_at_its_budget_and_leaves_nothing(killed_and_resume
     assert summary["env_steps"] >= STEPS and summary["launch"] == "local_mp"
     assert summary["interrupted"] is False
     assert killed_and_resumed["metadata"]["step"] < STEPS
+    # The steps limiter had the learner checkpoint the run before it ended the program.
+    assert int(os.path.basename(_latest_checkpoint(killed_and_resumed["run_dir"]))) >= STEPS
     assert killed_and_resumed["killed_left"] == [] and killed_and_resumed["resumed_left"] == []
     print(f"kill + resume wall time: {killed_and_resumed['wall']:.0f} s")
 
