@@ -24,7 +24,6 @@ import launch  # noqa: F401  (orders the JAX/TensorFlow imports before anything 
 from acmelike.checkpointing import CheckpointError
 from launch.checkpoints import (
     DEFAULT_CHECKPOINT_MINUTES,
-    RunLifecycle,
     RunOptions,
     read_run_options,
     resume_arguments,
@@ -168,10 +167,7 @@ def main(argv=None) -> int:
             return 2
     else:
         try:
-            # Refuses another run's directory; writes run_options.json (nodes read it); when resuming, cuts the
-            # CSV logs back to the checkpoint. The nodes restore the rest (launch/node_checkpoints.py).
-            RunLifecycle(config, options)
-            summary = run_distributed(config, num_actors=args.actors, launch_type=args.launch)
+            summary = run_distributed(config, num_actors=args.actors, launch_type=args.launch, options=options)
         except CheckpointError as error:
             print(f"error: {error}", file=sys.stderr, flush=True)
             return 2

@@ -19,6 +19,7 @@ import time
 from typing import Any, Dict, List, Optional
 
 from launch import nodes
+from launch.checkpoints import RunLifecycle, RunOptions
 from launch.episode_stats import make_tracker, run_summary, write_config, write_summary
 from launch.experiment import ExperimentConfig
 from launch.interrupts import StopRequests
@@ -82,9 +83,14 @@ def run_distributed(
     num_actors: int,
     launch_type: str = "local_mp",
     *,
+    options: RunOptions = RunOptions(),
     stop_timeout_s: float = 60.0,
 ) -> Dict[str, Any]:
     """Launches the program, prints progress, waits for the end, and returns the summary.
+
+    `options` as for `run_single_process`: checkpoints, resume (each node restores its part: see
+    `launch.node_checkpoints`) and TensorBoard. A run directory holding another run's checkpoints is refused
+    (`CheckpointError`) before anything is written.
 
     Raises `DistributedRunError` naming the node (with its traceback) if any node fails; in every case the
     program is stopped and its processes are gone when this returns. Ctrl-C or SIGTERM stops every node.
@@ -103,6 +109,8 @@ def run_distributed(
         )
     run_dir = os.path.abspath(config.run_dir)
     config = dataclasses.replace(config, run_dir=run_dir)
+    # Checks the directory; writes run_options.json, which nodes read; when resuming, cuts the logs back.
+    RunLifecycle(config, dataclasses.replace(options, launch=launch_type, actors=num_actors))
     os.makedirs(run_dir, exist_ok=True)
     write_config(config, run_dir)
     stale_files = [os.path.join(run_dir, name) for name in ("progress.json", nodes.ENDED_FILE)]

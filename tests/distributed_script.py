@@ -8,6 +8,7 @@ Launchpad's stopper signals the launcher process and may kill it, so tests never
 """
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -69,11 +70,11 @@ def main():
         stop_at_average_return=args.stop_at_return, environment_factory=factory, config_overrides=overrides,
     )
     if args.mode == "same-config":
-        # The one config object, builder included, runs in one process and then as a distributed program.
-        single = run_single_process(config)
+        # The one config object, builder included, runs in one process and then as a distributed program (each
+        # in its own run directory: a directory holding one run's checkpoints is refused to another).
+        single = run_single_process(dataclasses.replace(config, run_dir=os.path.join(args.run_dir, "single")))
         print("SINGLE " + json.dumps(single), flush=True)
     if args.mode == "fail":
-        import dataclasses
         import functools
 
         failing = functools.partial(failing_actor_0_environment, actor_seed(config, FAILING_INDEX))
