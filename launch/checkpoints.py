@@ -255,13 +255,15 @@ def checkpoint_replay_sizes(replay_dir: str) -> dict:
 
 
 def log_sizes(run_dir: str) -> dict:
-    """{csv file: (bytes, header)} of the run's CSV logs, so a resumed run drops rows written after the save."""
+    """{csv file: rows} of the run's CSV logs, so a resumed run drops the rows written after the save. Rows, not
+    bytes: a log that gains a column after the save is rewritten with a wider header (`CSVLogger`)."""
+    import csv
+
     sizes = {}
     for name in sorted(os.listdir(run_dir)):
         if name.endswith(".csv"):
-            path = os.path.join(run_dir, name)
-            with open(path) as f:
-                sizes[name] = [os.path.getsize(path), f.readline()]
+            with open(os.path.join(run_dir, name), newline="") as f:
+                sizes[name] = sum(1 for _ in csv.DictReader(f))
     return sizes
 
 
@@ -278,34 +280,30 @@ def save_run_snapshot(config, learner, environment_spec, step: int) -> str:
     )
 
 
-def _truncate_logs(run_dir: str, sizes: Mapping[str, Any], counts: Mapping[str, Any]) -> None:
-    """Cuts each CSV log back to the checkpoint: to its length then (rows past it belong to a timeline that was
+def _truncate_logs(run_dir: str, sizes: Mapping[str, int], counts: Mapping[str, Any]) -> None:
+    """Cuts each CSV log back to the checkpoint: to its rows then (rows past them belong to a timeline that was
     lost), and before the first row counting past the checkpoint's `counts` (a distributed program's actor logs
     its own steps before its counter forwards them, so a row written before the checkpoint may count steps the
     checkpoint does not hold)."""
     import csv
 
-    for name, (size, header) in sizes.items():
+    for name, size in sizes.items():
         path = os.path.join(run_dir, name)
         if not os.path.exists(path):
             continue
-        with open(path) as f:
-            same_columns = f.readline() == header
-        if not same_columns:
-            continue
-        if os.path.getsize(path) > size:
-            os.truncate(path, size)
         with open(path, newline="") as f:
-            rows = list(csv.DictReader(f))
-        counted = [key for key in (rows[0] if rows else {}) if key in counts]
+            reader = csv.DictReader(f)
+            rows, fieldnames = list(reader)[:size], reader.fieldnames
+        if not fieldnames:
+            continue
+        counted = [key for key in fieldnames or () if key in counts]
         keep = next((index for index, row in enumerate(rows)
                      if any(row[key] and float(row[key]) > counts[key] for key in counted)), len(rows))
-        if keep < len(rows):
-            with open(path + ".tmp", "w", newline="") as f:
-                writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-                writer.writeheader()
-                writer.writerows(rows[:keep])
-            os.replace(path + ".tmp", path)
+        with open(path + ".tmp", "w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=fieldnames)
+            writer.writeheader()
+            writer.writerows(rows[:keep])
+        os.replace(path + ".tmp", path)
 
 
 def write_run_options(run_dir: str, options: RunOptions) -> None:

@@ -206,3 +206,23 @@ def test_a_checkpoint_of_another_run_is_refused_and_left_alone(tmp_path):
 def test_objects_must_be_saveable(tmp_path):
     with pytest.raises(TypeError, match="'learner' is a object, not an acmelike.core.Saveable"):
         Checkpointer(str(tmp_path), {"learner": object()})
+
+
+def test_resumed_logs_are_cut_back_to_the_checkpoint_even_after_a_new_column(tmp_path):
+    from acmelike.loggers import CSVLogger
+    from launch.checkpoints import _truncate_logs, log_sizes
+    from tests.run_helpers import csv_column
+
+    logger = CSVLogger(str(tmp_path), "actor_0")
+    for steps in (10, 20, 35):  # 35: counted by the actor before its counter forwarded it (checkpoint says 30)
+        logger.write({"episode_return": 1.0, "actor_steps": steps})
+    sizes = log_sizes(str(tmp_path))
+    assert sizes == {"actor_0.csv": 3}
+    logger.write({"episode_return": 2.0, "actor_steps": 50, "learner_steps": 4})  # after the save; a new column
+    logger.close()
+    _truncate_logs(str(tmp_path), sizes, {"actor_steps": 30, "learner_steps": 2})
+    assert csv_column(str(tmp_path / "actor_0.csv"), "actor_steps") == [10.0, 20.0]
+    resumed = CSVLogger(str(tmp_path), "actor_0", append=True)
+    resumed.write({"episode_return": 3.0, "actor_steps": 40, "learner_steps": 5})
+    resumed.close()
+    assert csv_column(str(tmp_path / "actor_0.csv"), "actor_steps") == [10.0, 20.0, 40.0]
