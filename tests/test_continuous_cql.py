@@ -72,9 +72,9 @@ def test_regulariser_pushes_sac_critics_down_off_the_data_relative_to_it():
 
 LONG = pytest.mark.skipif(os.environ.get("ACMELIKE_LONG_TESTS") != "1", reason="long: set ACMELIKE_LONG_TESTS=1 to run")
 EXPERT_EPISODES, RANDOM_EPISODES = 10, 40
-# Measured (seed 0): CQL -1331, -1082, -839, -371 at learner steps 250 ... 1000, where it stops; its untrained
-# policy and the random episodes average about -1300 and -1228. Offline SAC (cql_alpha=0), the baseline, reaches
-# -136 at 750 on the same data (ContinuousCQLConfig's docstring).
+# Measured (seed 0): CQL -1331, -1082, -839, -371 at learner steps 250 ... 1000, where it stops; the random
+# episodes average -1228. Offline SAC (cql_alpha=0), the baseline, reaches -136 at 750 on the same data
+# (ContinuousCQLConfig's docstring).
 CQL_STEPS, CQL_THRESHOLD, CQL_OVERRIDES = 1500, -450.0, ()
 
 
