@@ -189,9 +189,8 @@ class Checkpointer:
                 _write_json(os.path.join(temporary, f"{name}.json"), state)
             else:
                 arrays[name] = jax.device_get(state)
-        if arrays:
-            ocp, checkpointer = _orbax()
-            checkpointer.save(os.path.join(temporary, ARRAYS), args=ocp.args.StandardSave(arrays))
+        # The replay right after the objects' states, before the slow array write: while other processes insert
+        # (a distributed program's actors), the replay is then the closest to the states it was saved with.
         if self._replay_client is not None:
             sizes = replay_sizes(self._replay_client)
             # Reverb writes a complete checkpoint directory (it ends with a DONE file); moving it is one rename.
@@ -199,6 +198,9 @@ class Checkpointer:
             if self._read_replay_sizes is not None:
                 sizes = dict(self._read_replay_sizes(os.path.join(temporary, REPLAY)))
             metadata["replay_sizes"] = sizes
+        if arrays:
+            ocp, checkpointer = _orbax()
+            checkpointer.save(os.path.join(temporary, ARRAYS), args=ocp.args.StandardSave(arrays))
         _write_json(os.path.join(temporary, METADATA), {**self._metadata, **metadata, "step": int(step)})
         os.rename(temporary, final)
         for old in list_checkpoints(self.directory)[: -self._max_to_keep]:
