@@ -5,6 +5,7 @@
     python -m launch --agent dqn --env CartPole-v1 --config learning_rate=5e-4 --config n_step=5
     python -m launch --agent ppo --env gymnax/CartPole-v1 --launch anakin --seeds 0-15 --steps 500000
     python -m launch --agent ppo --env CartPole-v1 --num-envs 8 --steps 100000
+    python -m launch --agent dqn --env CartPole-v1 --launch local_mp --actors 4 --inference central --run-dir runs/seed
     python -m launch --resume runs/dqn             # continue a run from its latest checkpoint
     python -m launch --agent bc --dataset cartpole/expert-v0 --env CartPole-v1   # offline, from a Minari dataset
 
@@ -29,6 +30,7 @@ from launch.checkpoints import (
     resume_arguments,
     write_run_options,
 )
+from launch.experiment import INFERENCE_MODES
 from launch.distributed import LAUNCH_TYPES, DistributedRunError, run_distributed
 from launch.registry import AGENTS, make_experiment_config
 from launch.single_process import run_single_process
@@ -85,6 +87,11 @@ def make_parser() -> argparse.ArgumentParser:
         "--num-envs", type=_bounded(int, 1), default=1,
         help="environments each actor steps together, with one batched policy call per step (default 1)",
     )
+    parser.add_argument(
+        "--inference", default="local", choices=INFERENCE_MODES,
+        help="local_mt / local_mp: where actors' policy runs. local: in each actor; central: one inference node "
+        "serves every actor in dynamic batches (SEED RL) and actors only step environments",
+    )
     parser.add_argument("--seeds", default=None, help="anakin: seeds trained in one vmapped call, e.g. 0-15")
     parser.add_argument(
         "--checkpoint-every", type=_bounded(float, 0.0, strictly=True), default=None, metavar="MINUTES",
@@ -126,6 +133,11 @@ def main(argv=None) -> int:
         parser.error("--agent and --env are required (or --resume RUN_DIR)")
     elif args.run_dir:
         check_run_dir(parser, args.run_dir, args.overwrite)
+    if args.inference == "central" and args.launch in ("single", "anakin"):
+        parser.error(
+            f"--inference central serves many actors from one inference node of a distributed program; --launch "
+            f"{args.launch} has no such node. Use --launch local_mt or local_mp (with --actors N), or drop --inference."
+        )
     if args.launch == "anakin":
         from launch.anakin import config_from_arguments, run_anakin
 
@@ -155,6 +167,7 @@ def main(argv=None) -> int:
             target_return=args.target_return,
             return_window=args.return_window,
             num_envs=args.num_envs,
+            inference=args.inference,
         )
     except ValueError as error:
         parser.error(str(error))

@@ -224,7 +224,8 @@ def _summary(
     ended_by_program = os.path.exists(os.path.join(run_dir, nodes.ENDED_FILE))
     interrupted = stop.signal_name == "SIGINT" or (stop.requested and not ended_by_program)
     summary = run_summary(
-        config, tracker, counts, wall, launch=launch_type, actors=num_actors, average_evaluator_return=evaluation,
+        config, tracker, counts, wall, launch=launch_type, actors=num_actors, inference=config.inference,
+        average_evaluator_return=evaluation,
         interrupted=interrupted, **({"signal": stop.signal_name} if interrupted else {}),
     )
     write_summary(run_dir, summary)

@@ -54,6 +54,7 @@ def main():
     parser.add_argument("--steps", type=int, default=3000)
     parser.add_argument("--eval-every", type=int, default=0)
     parser.add_argument("--stop-at-return", type=float, default=None)
+    parser.add_argument("--inference", default="local")
     parser.add_argument("--run-dir", required=True)
     args = parser.parse_args()
     factory, overrides = None, ()
@@ -67,6 +68,7 @@ def main():
         agent=args.agent, environment="fake" if factory else "CartPole-v1", max_num_actor_steps=args.steps, seed=0,
         run_dir=args.run_dir, evaluation_every=args.eval_every, progress_period_s=5.0,
         stop_at_average_return=args.stop_at_return, environment_factory=factory, config_overrides=overrides,
+        inference=args.inference,
     )
     if args.mode == "same-config":
         # The one config object, builder included, runs in one process and then as a distributed program.
