@@ -32,7 +32,7 @@ def main(argv=None):
     parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
 
-    steps = 8_000 if args.quick else 40_000
+    steps = 6_000 if args.quick else 40_000
     payload = header("central_inference", quick=args.quick, seeds=[SEED])
     payload.update(agent=AGENT, env=ENV, steps_per_run=steps, launch_type="local_mp", rate_limiter="tolerance opened")
     missing = availability()

@@ -6,7 +6,8 @@
 
 The nodes come from `launch.program_graph` (the engine-neutral description Ray executes too): replay (a ReverbNode
 with the builder's tables, inserts may block), counter (a Counter), learner (dataset from replay, serves
-get_variables), actor (one per actor, each an EnvironmentLoop writing to replay), evaluator, steps_limiter (ends
+get_variables), inference (only with `config.inference == "central"`: serves every actor's policy in dynamic
+batches), actor (one per actor, each an EnvironmentLoop writing to replay), evaluator, steps_limiter (ends
 the program at the actor-step budget); every other node is a CourierNode.
 """
 

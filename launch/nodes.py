@@ -67,12 +67,24 @@ class StopAwareClient:
                     return future.result(timeout=self._poll_s)
                 except concurrent.futures.TimeoutError:
                     if self._stop.is_set():
-                        # Not cancelled: courier completes its futures from C++, and completing a cancelled one
-                        # raises there and aborts the whole process (a central-inference actor always has a call
-                        # in flight at the stop).
+                        _abandon(future)
                         raise ProgramStopping(f"call to {method}() abandoned: the program is stopping") from None
 
         return call
+
+
+def _abandon(future, grace_s: float = 2.0) -> None:
+    """Cancels a call the program's stop cut short, once a live server has had `grace_s` to answer it.
+
+    Cancelling ends a call to a node that is gone (courier would wait for it forever, and the process could not
+    exit). But courier completes futures from C++, where a result arriving for a cancelled future aborts the whole
+    process: a central-inference actor always has a call in flight, answered within milliseconds while the
+    inference node lives, so only a call still unanswered after the grace period is cancelled.
+    """
+    try:
+        future.exception(timeout=grace_s)
+    except (concurrent.futures.TimeoutError, concurrent.futures.CancelledError):
+        future.cancel()
 
 
 def _stop_aware(*clients):

@@ -52,6 +52,25 @@ def _actions(actor, environment, steps):
     return np.stack(actions)
 
 
+def test_central_inference_adds_an_inference_node_the_actors_talk_to_instead_of_the_learner(tmp_path):
+    from launch import describe_program, make_distributed_program, make_experiment_config
+    from launch.program_graph import experiment_graph
+
+    config = make_experiment_config(
+        agent="dqn", environment="CartPole-v1", max_num_actor_steps=10, run_dir=str(tmp_path), num_envs=2,
+        inference="central",
+    )
+    graph = {node.name: node for node in experiment_graph(config, num_actors=3)}
+    assert graph["inference"].references() == ["learner"]
+    assert graph["inference"].args[1] == 6, "one batch holds every actor's sub-environments"
+    assert graph["actor_2"].references() == ["replay", "counter", "inference"]
+    text = describe_program(make_distributed_program(config, num_actors=3))
+    assert "inference      CourierNode  receives: learner" in text
+    assert "actor_2        CourierNode  receives: replay, counter, inference" in text
+    with pytest.raises(ValueError, match="inference"):
+        make_experiment_config(agent="dqn", environment="CartPole-v1", max_num_actor_steps=10, inference="remote")
+
+
 @pytest.mark.parametrize("agent, num_envs", [("dqn", 1), ("r2d2", 2)], ids=["dqn-one-env", "r2d2-two-envs"])
 def test_inference_node_serves_the_actions_of_local_inference(agent, num_envs, tmp_path):
     """Two actors share one InferenceNode (through the client and wire format actors use) and choose exactly the
