@@ -13,8 +13,9 @@ that lives inside the replay host; for other nodes a `RayClient` with `client.me
 
 Placement: `RayOptions.resources` maps a graph group (replay, counter, learner, actor, evaluator, steps_limiter) to
 the custom Ray resources each node of that group needs, e.g. actors on machines started with
-`ray start --resources '{"worker": 4}'` (every node asks 1 unit unless `NAME:AMOUNT` says otherwise). Hosts ask for
-no CPU, so a node count never exceeds what a small machine can schedule. On a cluster the run directory must be on
+`ray start --resources '{"worker": 1}'`. A node asks `LABEL_AMOUNT` of a resource unless `NAME:AMOUNT` says
+otherwise, so a resource is a label (replay and learner both fit on a node started with `{"head": 1}`), and a
+capacity only where an amount is given. Hosts ask for no CPU, so a small machine schedules every node. On a cluster the run directory must be on
 a file system every machine sees (nodes write their CSV logs and failures there).
 
 Faults: Ray restarts a host of a group in `RESTARTABLE_GROUPS` whose process dies (`max_restarts`), rebuilds its
@@ -51,6 +52,8 @@ _SOCKET_PATH_ROOM = len("/session_2026-01-01_00-00-00_000000_4194304/sockets/pla
 _SOCKET_PATH_MAX = 107
 _LOCAL_OBJECT_STORE_BYTES = 256 * 1024 * 1024  # only parameters and counts travel through it
 _POLL_S = 0.2
+LABEL_AMOUNT = 0.01  # what a node asks of a resource named without an amount: 100 such nodes fit in one unit
+_UNPLACED_WARNING_S = 30.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,14 +77,15 @@ class RayOptions:
 
 
 def parse_resources(text: str) -> Dict[str, Dict[str, float]]:
-    """`"actor=worker,learner=head,learner=gpu:0.5"` -> `{"actor": {"worker": 1.0}, "learner": {"head": 1.0,
-    "gpu": 0.5}}`: GROUP=RESOURCE[:AMOUNT] items, comma-separated; a group may be named more than once."""
+    """`"actor=worker,learner=head,learner=gpu:0.5"` -> `{"actor": {"worker": 0.01}, "learner": {"head": 0.01,
+    "gpu": 0.5}}`: GROUP=RESOURCE[:AMOUNT] items, comma-separated, AMOUNT `LABEL_AMOUNT` unless given; a group may
+    be named more than once."""
     resources: Dict[str, Dict[str, float]] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
         group, _, resource = item.partition("=")
         name, _, amount = resource.partition(":")
         try:
-            value = float(amount) if amount else 1.0
+            value = float(amount) if amount else LABEL_AMOUNT
         except ValueError:
             value = -1.0
         if not group or not name or value <= 0:
@@ -308,9 +312,17 @@ class RayProgram:
 
         for host in self._hosts.values():
             host.stop.remote()
-        if self._runs:
-            ray.wait(list(self._runs), num_returns=len(self._runs), timeout=timeout_s)
+        started = self.state()[0]
+        running = [ref for ref, name in self._runs.items() if name in started]  # a host never placed never ran
+        if running:
+            ray.wait(running, num_returns=len(running), timeout=timeout_s)
         self.kill()
+
+    def unplaced(self) -> Dict[str, Dict[str, float]]:
+        """The nodes whose host has not started yet, with the resources they wait for."""
+        started = self.state()[0]
+        return {node.name: dict(self._options.resources.get(node.group, {})) for node in self._graph
+                if node.name not in started}
 
     def kill(self) -> None:
         import ray
@@ -380,6 +392,8 @@ def _init_local(temp_dir: str, wanted, common) -> None:
         _temp_dir=temp_dir,
         object_store_memory=_LOCAL_OBJECT_STORE_BYTES,
         resources={name: 1000.0 for name in wanted},
+        # Ray lowers its workers' priority (niceness 15) under its daemons; nodes here run as Launchpad's do.
+        _system_config={"worker_niceness": 0},
         **common,
     )
 
@@ -414,9 +428,17 @@ def run_ray_program(
         with StopRequests() as stop:
             program.start()
 
+            warned: Dict[str, Any] = {}  # the unstarted nodes last reported
+
             def every_period():
                 distributed._print_progress(run_dir, config.max_num_actor_steps)
                 _write_placements(run_dir, program.state()[0])
+                waiting = program.unplaced()
+                if waiting and time.time() - start > _UNPLACED_WARNING_S and waiting != warned.get("last"):
+                    warned["last"] = waiting
+                    needs = "; ".join(f"{name} needs {needs or 'nothing special'}" for name, needs in waiting.items())
+                    print(f"[ray] not started yet: {needs}. Does a Ray node offer these resources (`ray status`)?",
+                          flush=True)
 
             dead = program.supervise(stop, every_period, config.progress_period_s)
             starts, _ = program.state()
