@@ -197,7 +197,12 @@ class NodeHost:
         return getattr(self._node, method)(*args, **kwargs)
 
     def run(self) -> None:
-        self._node.run()
+        """The node's `run()`; for a node without one (replay, counter), until the program stops. Either way the
+        driver's reference to this call fails when the host's process dies."""
+        if callable(getattr(self._node, "run", None)):
+            self._node.run()
+        else:
+            self._stop.wait()
 
     def stop(self) -> None:
         self._stop.set()
@@ -211,10 +216,6 @@ def _client(kind: str, target: str):
 
         return reverb.Client(target)
     return RayClient(ray.get_actor(target))
-
-
-def _has_run(node: Node) -> bool:
-    return node.kind == SERVICE and callable(getattr(node.constructor, "run", None))
 
 
 def describe_graph(graph: List[Node], options: RayOptions) -> str:
@@ -272,8 +273,7 @@ class RayProgram:
             else:
                 endpoints[node.name] = (SERVICE, node.name)
         for node in self._graph:
-            if _has_run(node):
-                self._runs[self._hosts[node.name].run.remote()] = node.name
+            self._runs[self._hosts[node.name].run.remote()] = node.name
 
     def state(self) -> Tuple[Dict[str, List[Dict[str, Any]]], Optional[str]]:
         """(node -> every start of its host, the node that ended the program or None)."""
