@@ -1,4 +1,4 @@
-"""What SAC, TD3 and D4PG share: n-step transition replay fed at a fixed samples-per-insert ratio, and a builder.
+"""What DQN, SAC, TD3 and D4PG share: n-step transition replay fed at a fixed samples-per-insert ratio, and a builder.
 
 An `OffPolicyBuilder` subclass gives its policy and its learning step (`make_policy`, `learning_parts`); the
 replay table, dataset, adder, actor and the `SGDLearner` around the learning step are built here, once.
@@ -68,6 +68,12 @@ class OffPolicyBuilder(ActorLearnerBuilder[Any, ActorCore]):
     def _prioritized(self) -> bool:
         return getattr(self.config, "priority_exponent", 0.0) > 0
 
+    def _write_priorities(self, replay_client, batch: ReplaySample, extras: Mapping[str, np.ndarray]) -> None:
+        """The learner's `after_update`: the sampled items' new priorities (`extras["priorities"]`) to replay."""
+        keys = np.asarray(batch.info.key).reshape(-1).tolist()
+        priorities = np.asarray(extras["priorities"], dtype=np.float64).reshape(-1).tolist()
+        replay_client.mutate_priorities(self.config.replay_table_name, updates=dict(zip(keys, priorities)))
+
     def make_replay_tables(self, *, environment_spec: EnvironmentSpec, policy: ActorCore) -> list:
         from acmelike import replay
         from acmelike.adders.transition import NStepTransitionAdder
@@ -120,22 +126,14 @@ class OffPolicyBuilder(ActorLearnerBuilder[Any, ActorCore]):
         logger=None,
     ) -> core.Learner:
         parts = self.learning_parts(networks=networks, environment_spec=environment_spec, random_key=random_key)
-        after_update = None
-        if self._prioritized() and replay_client is not None:
-            table = self.config.replay_table_name
-
-            def after_update(batch: ReplaySample, extras: Mapping[str, np.ndarray]) -> None:
-                keys = np.asarray(batch.info.key).reshape(-1).tolist()
-                priorities = np.asarray(extras["priorities"], dtype=np.float64).reshape(-1).tolist()
-                replay_client.mutate_priorities(table, updates=dict(zip(keys, priorities)))
-
+        prioritized = self._prioritized() and replay_client is not None
         return SGDLearner(
             state=parts.state,
             update_step=parts.update_step,
             iterator=dataset,
             variables={"policy": parts.policy_params},
             num_sgd_steps_per_step=self.config.num_sgd_steps_per_step,
-            after_update=after_update,
+            after_update=functools.partial(self._write_priorities, replay_client) if prioritized else None,
             loss_keys=parts.loss_keys,
             counter=counter,
             logger=logger,

@@ -80,16 +80,28 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--launch", default="single", choices=("single", "anakin") + LAUNCH_TYPES,
         help="single: one process; local_mt / local_mp: a Launchpad program (threads / processes); "
-        "anakin: fully jitted, for gymnax/<id> environments (launch/anakin.py)",
+        "anakin: fully jitted, for gymnax/<id> environments (launch/anakin.py); ray: the same program as Ray actors "
+        "(launch/ray_program.py)",
     )
     parser.add_argument("--actors", type=_bounded(int, 1), default=1, help="actor nodes of a distributed program")
+    parser.add_argument(
+        "--ray-address", default=None, metavar="ADDR",
+        help="--launch ray: join this Ray cluster (`ray start --head` prints it); default: start Ray on this machine",
+    )
+    parser.add_argument(
+        "--ray-resources", default="", metavar="GROUP=RESOURCE[:AMOUNT],...",
+        help="--launch ray: custom Ray resources each node of a group needs, e.g. actor=worker,learner=head",
+    )
+    parser.add_argument(
+        "--ray-max-restarts", type=_bounded(int, 0), default=3, help="--launch ray: restarts of an actor whose process died",
+    )
     parser.add_argument(
         "--num-envs", type=_bounded(int, 1), default=1,
         help="environments each actor steps together, with one batched policy call per step (default 1)",
     )
     parser.add_argument(
         "--inference", default="local", choices=INFERENCE_MODES,
-        help="local_mt / local_mp: where actors' policy runs. local: in each actor; central: one inference node "
+        help="distributed runs: where actors' policy runs. local: in each actor; central: one inference node "
         "serves every actor in dynamic batches (SEED RL) and actors only step environments",
     )
     parser.add_argument("--seeds", default=None, help="anakin: seeds trained in one vmapped call, e.g. 0-15")
@@ -136,7 +148,7 @@ def main(argv=None) -> int:
     if args.inference == "central" and args.launch in ("single", "anakin"):
         parser.error(
             f"--inference central serves many actors from one inference node of a distributed program; --launch "
-            f"{args.launch} has no such node. Use --launch local_mt or local_mp (with --actors N), or drop --inference."
+            f"{args.launch} has no such node. Use --launch local_mt, local_mp or ray (with --actors N), or drop --inference."
         )
     if args.launch == "anakin":
         from launch.anakin import config_from_arguments, run_anakin
@@ -182,7 +194,9 @@ def main(argv=None) -> int:
             parser.error("--resume continues single-process runs; a Launchpad program cannot resume yet")
         write_run_options(args.run_dir, options)  # the nodes read --tensorboard from it
         try:
-            summary = run_distributed(config, num_actors=args.actors, launch_type=args.launch)
+            summary = run_distributed(
+                config, num_actors=args.actors, launch_type=args.launch, ray_options=_ray_options(parser, args)
+            )
         except DistributedRunError as error:
             print(f"error: {error}", file=sys.stderr, flush=True)
             return 1
@@ -212,6 +226,22 @@ def _run_offline(parser, args) -> int:
         parser.error(str(error))
     print(json.dumps(summary), flush=True)
     return 0
+
+
+def _ray_options(parser, args):
+    """--ray-* flags as `RayOptions` for --launch ray (None otherwise; those flags then are a mistake)."""
+    given = [flag for flag, value in (("--ray-address", args.ray_address), ("--ray-resources", args.ray_resources))
+             if value]
+    if args.launch != "ray":
+        if given:
+            parser.error(f"{given[0]} is for --launch ray")
+        return None
+    from launch.ray_program import RayOptions, parse_resources
+
+    try:
+        return RayOptions(args.ray_address, parse_resources(args.ray_resources), args.ray_max_restarts)
+    except ValueError as error:
+        parser.error(f"--ray-resources: {error}")
 
 
 def _run_options(parser, args) -> RunOptions:

@@ -25,7 +25,7 @@ from launch.experiment import ExperimentConfig
 from launch.interrupts import StopRequests
 from launch.program_graph import REPLAY, Ref, experiment_graph
 
-LAUNCH_TYPES = ("local_mt", "local_mp")
+LAUNCH_TYPES = ("local_mt", "local_mp", "ray")
 
 
 class DistributedRunError(RuntimeError):
@@ -84,6 +84,7 @@ def run_distributed(
     launch_type: str = "local_mp",
     *,
     stop_timeout_s: float = 60.0,
+    ray_options=None,
 ) -> Dict[str, Any]:
     """Launches the program, prints progress, waits for the end, and returns the summary.
 
@@ -111,6 +112,10 @@ def run_distributed(
         if os.path.exists(stale):
             os.remove(stale)
 
+    if launch_type == "ray":  # launch/ray_program.py: the same graph as Ray actors (`ray_options`: RayOptions)
+        from launch.ray_program import run_ray_program
+
+        return run_ray_program(config, num_actors, ray_options, stop_timeout_s)
     program = make_distributed_program(config, num_actors)
     print(describe_program(program), flush=True)
     start = time.time()
@@ -206,7 +211,8 @@ def _last_evaluation(run_dir: str) -> Optional[float]:
 
 
 def _summary(
-    config: ExperimentConfig, run_dir: str, num_actors: int, launch_type: str, wall: float, stop: StopRequests
+    config: ExperimentConfig, run_dir: str, num_actors: int, launch_type: str, wall: float, stop: StopRequests,
+    **extra: Any,
 ) -> Dict[str, Any]:
     try:
         counts = _read_progress(run_dir)
@@ -227,7 +233,7 @@ def _summary(
     summary = run_summary(
         config, tracker, counts, wall, launch=launch_type, actors=num_actors, inference=config.inference,
         average_evaluator_return=evaluation,
-        interrupted=interrupted, **({"signal": stop.signal_name} if interrupted else {}),
+        interrupted=interrupted, **({"signal": stop.signal_name} if interrupted else {}), **extra,
     )
     write_summary(run_dir, summary)
     from acmelike.loggers.plotting import plot_run_learning_curve

@@ -56,6 +56,8 @@ def main():
     parser.add_argument("--stop-at-return", type=float, default=None)
     parser.add_argument("--inference", default="local")
     parser.add_argument("--run-dir", required=True)
+    parser.add_argument("--ray-address", default=None)
+    parser.add_argument("--ray-resources", default="")
     args = parser.parse_args()
     factory, overrides = None, ()
     if args.mode == "smoke":
@@ -81,12 +83,20 @@ def main():
         failing = functools.partial(failing_actor_0_environment, actor_seed(config, FAILING_INDEX))
         config = dataclasses.replace(config, environment_factory=failing)
     try:
-        summary = run_distributed(config, num_actors=args.actors, launch_type=args.launch)
+        summary = run_distributed(config, num_actors=args.actors, launch_type=args.launch, ray_options=_ray(args))
     except DistributedRunError as error:
         print(f"FAILED {error}", flush=True)
         return 1
     print("DISTRIBUTED " + json.dumps(summary), flush=True)
     return 0
+
+
+def _ray(args):
+    if args.launch != "ray":
+        return None
+    from launch.ray_program import RayOptions, parse_resources
+
+    return RayOptions(args.ray_address, parse_resources(args.ray_resources))
 
 
 def _text(value) -> str:

@@ -3,13 +3,15 @@
 Actions enter and leave these networks in [-1, 1]^A (see `acmelike.actors.continuous.to_bounds`/`to_unit`).
 """
 
-from typing import Sequence, Tuple
+from typing import Callable, Sequence, Tuple
 
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
+from acmelike.networks.base import FeedForwardNetwork
 from acmelike.networks.mlp import MLP
+from acmelike.specs import ActionBounds, EnvironmentSpec, continuous_action_bounds, flat_observation_size
 
 
 class DeterministicPolicy(nn.Module):
@@ -79,3 +81,27 @@ class CriticEnsemble(nn.Module):
         )(self.hidden_sizes, self.num_outputs)
         outputs = ensemble(observations, actions)
         return outputs[..., 0] if self.num_outputs == 1 else outputs
+
+
+def policy_and_critic(
+    environment_spec: EnvironmentSpec,
+    *,
+    agent: str,
+    policy: Callable[[int], nn.Module],
+    critic: nn.Module,
+) -> Tuple[FeedForwardNetwork, FeedForwardNetwork, ActionBounds]:
+    """An actor-critic agent's policy (`policy(action_size)`) and critic as networks initialised on the spec.
+
+    Returns (policy network, critic network, the action bounds). Raises ValueError naming `agent` and the spec
+    when the actions are not a bounded box or the observations are not a flat vector.
+    """
+    bounds = continuous_action_bounds(environment_spec, agent=agent)
+    flat_observation_size(environment_spec, agent=agent)
+    observation = jnp.zeros((1,) + tuple(environment_spec.observations.shape), jnp.float32)
+    action = jnp.zeros((1, bounds.size), jnp.float32)
+    policy_module = policy(bounds.size)
+    return (
+        FeedForwardNetwork(init=lambda key: policy_module.init(key, observation), apply=policy_module.apply),
+        FeedForwardNetwork(init=lambda key: critic.init(key, observation, action), apply=critic.apply),
+        bounds,
+    )

@@ -2,11 +2,9 @@
 
 import dataclasses
 
-import jax.numpy as jnp
-
 from acmelike.networks import FeedForwardNetwork
-from acmelike.networks.continuous import CriticEnsemble, GaussianPolicy
-from acmelike.specs import ActionBounds, EnvironmentSpec, continuous_action_bounds, flat_observation_size
+from acmelike.networks.continuous import CriticEnsemble, GaussianPolicy, policy_and_critic
+from acmelike.specs import ActionBounds, EnvironmentSpec
 from agents.sac.config import SACConfig
 
 
@@ -19,14 +17,10 @@ class SACNetworks:
 
 def make_networks(environment_spec: EnvironmentSpec, config: SACConfig = SACConfig()) -> SACNetworks:
     """Builds SAC's networks for `environment_spec`; ValueError naming SAC and the spec if it does not fit."""
-    bounds = continuous_action_bounds(environment_spec, agent="SAC")
-    flat_observation_size(environment_spec, agent="SAC")
-    observation = jnp.zeros((1,) + tuple(environment_spec.observations.shape), jnp.float32)
-    action = jnp.zeros((1, bounds.size), jnp.float32)
-    policy = GaussianPolicy(hidden_sizes=config.policy_hidden_sizes, action_size=bounds.size)
-    critic = CriticEnsemble(hidden_sizes=config.critic_hidden_sizes, num_critics=2)
-    return SACNetworks(
-        policy=FeedForwardNetwork(init=lambda key: policy.init(key, observation), apply=policy.apply),
-        critic=FeedForwardNetwork(init=lambda key: critic.init(key, observation, action), apply=critic.apply),
-        bounds=bounds,
+    policy, critic, bounds = policy_and_critic(
+        environment_spec,
+        agent="SAC",
+        policy=lambda action_size: GaussianPolicy(hidden_sizes=config.policy_hidden_sizes, action_size=action_size),
+        critic=CriticEnsemble(hidden_sizes=config.critic_hidden_sizes, num_critics=2),
     )
+    return SACNetworks(policy=policy, critic=critic, bounds=bounds)
