@@ -37,7 +37,7 @@ import uuid
 import warnings
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
-from launch import nodes, runtime
+from launch import runtime
 from launch.experiment import ExperimentConfig
 from launch.interrupts import StopRequests
 from launch.program_graph import REPLAY, SERVICE, Node, Ref, experiment_graph
