@@ -5,8 +5,10 @@ from setuptools import find_packages, setup
 # The pure-JAX layers: networks, losses, learners, actor cores and agents' learning steps.
 CORE = ["jax", "jaxlib", "flax", "optax", "rlax", "chex", "dm-env", "gymnasium", "numpy", "matplotlib",
         "orbax-checkpoint"]
+# --launch ray: the program graph as Ray actors (ray 2.48.0 is the newest beside TensorFlow 2.8's protobuf < 3.20).
+RAY = ["ray"]
 # Replay and launch (Python 3.10 only): pin exact versions through constraints.txt.
-FULL = ["tensorflow-cpu", "dm-reverb", "dm-launchpad", "numpy<2"]
+FULL = ["tensorflow-cpu", "dm-reverb", "dm-launchpad", "numpy<2"] + RAY
 # Optional capabilities, each imported only where it is used.
 ANAKIN = ["gymnax", "flashbax"]  # --launch anakin: JAX environments and a JAX-native replay
 OFFLINE = ["minari[hdf5]"]  # launch.record and offline agents (--dataset)
@@ -33,5 +35,6 @@ setup(
         "tensorboard": TENSORBOARD,
         "render": RENDER,
         "minatar": MINATAR,
+        "ray": RAY,
     },
 )

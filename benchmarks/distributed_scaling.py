@@ -62,14 +62,18 @@ def steady_rate(run_dir: str, files) -> float:
     return total
 
 
-def worker(num_actors: int, steps: int, run_dir: str, unthrottled: bool = False) -> dict:
+def worker(
+    num_actors: int, steps: int, run_dir: str, unthrottled: bool = False, launch_type: str = "local_mp",
+    inference: str = "local",
+) -> dict:
     import dataclasses
 
     import launch
 
     shutil.rmtree(run_dir, ignore_errors=True)
     config = launch.make_experiment_config(
-        agent=AGENT, environment=ENV, max_num_actor_steps=steps, seed=SEED, run_dir=run_dir, progress_period_s=1e9
+        agent=AGENT, environment=ENV, max_num_actor_steps=steps, seed=SEED, run_dir=run_dir, progress_period_s=1e9,
+        inference=inference,
     )
     if unthrottled:
         from agents.dqn import DQNBuilder
@@ -80,16 +84,21 @@ def worker(num_actors: int, steps: int, run_dir: str, unthrottled: bool = False)
         summary = launch.run_single_process(config)
         files = ["actor.csv"]
     else:
-        summary = launch.run_distributed(config, num_actors=num_actors, launch_type="local_mp")
+        summary = launch.run_distributed(config, num_actors=num_actors, launch_type=launch_type)
         files = [f"actor_{i}.csv" for i in range(num_actors)]
     summary["steady_steps_per_second"] = round(steady_rate(run_dir, files), 1)
     summary["rate_limiter"] = "tolerance opened" if unthrottled else "default"
     return summary
 
 
-def run_one(num_actors: int, steps: int, timeout_s: float, unthrottled: bool = False) -> dict:
+def run_one(
+    num_actors: int, steps: int, timeout_s: float, unthrottled: bool = False, launch_type: str = "local_mp",
+    inference: str = "local",
+) -> dict:
+    """One run in a subprocess (`worker`); `inference` "central": the actors' policy runs on an inference node."""
     run_dir = os.path.join(
         RUNS_DIR, (f"actors_{num_actors}" if num_actors else "single_process") + ("_open" if unthrottled else "")
+        + ("" if launch_type == "local_mp" else f"_{launch_type}") + ("_central" if inference == "central" else ""),
     )
     command = [
         sys.executable,
@@ -102,6 +111,7 @@ def run_one(num_actors: int, steps: int, timeout_s: float, unthrottled: bool = F
         run_dir,
     ]
     command += ["--unthrottled"] if unthrottled else []
+    command += ["--launch", launch_type, "--inference", inference]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, cwd=ROOT)
     except subprocess.TimeoutExpired:
@@ -120,9 +130,11 @@ def main(argv=None):
     parser.add_argument("--steps", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--run-dir", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--unthrottled", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--launch", default="local_mp", help=argparse.SUPPRESS)  # also run by engine_overhead.py
+    parser.add_argument("--inference", default="local", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker is not None:
-        summary = worker(args.worker, args.steps, args.run_dir, args.unthrottled)
+        summary = worker(args.worker, args.steps, args.run_dir, args.unthrottled, args.launch, args.inference)
         print("\n" + json.dumps(summary), flush=True)  # Launchpad may leave a line unfinished
         return
 

@@ -24,6 +24,8 @@ ORDER = [
     "batched_acting",
     "anakin_ppo",
     "distributed_scaling",
+    "engine_overhead",
+    "central_inference",
     "learner_throughput",
 ]
 

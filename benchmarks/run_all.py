@@ -29,6 +29,8 @@ BENCHMARKS = [
     "batched_acting",
     "anakin_ppo",
     "distributed_scaling",
+    "engine_overhead",
+    "central_inference",
 ]
 
 

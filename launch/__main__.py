@@ -5,6 +5,7 @@
     python -m launch --agent dqn --env CartPole-v1 --config learning_rate=5e-4 --config n_step=5
     python -m launch --agent ppo --env gymnax/CartPole-v1 --launch anakin --seeds 0-15 --steps 500000
     python -m launch --agent ppo --env CartPole-v1 --num-envs 8 --steps 100000
+    python -m launch --agent dqn --env CartPole-v1 --launch local_mp --actors 4 --inference central --run-dir runs/seed
     python -m launch --resume runs/dqn             # continue a run from its latest checkpoint
     python -m launch --agent bc --dataset cartpole/expert-v0 --env CartPole-v1   # offline, from a Minari dataset
 
@@ -28,6 +29,7 @@ from launch.checkpoints import (
     read_run_options,
     resume_arguments,
 )
+from launch.experiment import INFERENCE_MODES
 from launch.distributed import LAUNCH_TYPES, DistributedRunError, run_distributed
 from launch.registry import AGENTS, make_experiment_config
 from launch.single_process import run_single_process
@@ -77,14 +79,31 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--launch", default=None, choices=("single", "anakin") + LAUNCH_TYPES,
         help="single (the default): one process; local_mt / local_mp: a Launchpad program (threads / processes); "
-        "anakin: fully jitted, for gymnax/<id> environments (launch/anakin.py). --resume: the run's own",
+        "anakin: fully jitted, for gymnax/<id> environments (launch/anakin.py); ray: the same program as Ray actors "
+        "(launch/ray_program.py). --resume: the run's own",
     )
     parser.add_argument(
         "--actors", type=_bounded(int, 1), default=None, help="actor nodes of a distributed program (default 1)"
     )
     parser.add_argument(
+        "--ray-address", default=None, metavar="ADDR",
+        help="--launch ray: join this Ray cluster (`ray start --head` prints it); default: start Ray on this machine",
+    )
+    parser.add_argument(
+        "--ray-resources", default="", metavar="GROUP=RESOURCE[:AMOUNT],...",
+        help="--launch ray: custom Ray resources each node of a group needs, e.g. actor=worker,learner=head",
+    )
+    parser.add_argument(
+        "--ray-max-restarts", type=_bounded(int, 0), default=3, help="--launch ray: restarts of an actor whose process died",
+    )
+    parser.add_argument(
         "--num-envs", type=_bounded(int, 1), default=1,
         help="environments each actor steps together, with one batched policy call per step (default 1)",
+    )
+    parser.add_argument(
+        "--inference", default="local", choices=INFERENCE_MODES,
+        help="distributed runs: where actors' policy runs. local: in each actor; central: one inference node "
+        "serves every actor in dynamic batches (SEED RL) and actors only step environments",
     )
     parser.add_argument("--seeds", default=None, help="anakin: seeds trained in one vmapped call, e.g. 0-15")
     parser.add_argument(
@@ -127,6 +146,11 @@ def main(argv=None) -> int:
         parser.error("--agent and --env are required (or --resume RUN_DIR)")
     elif args.run_dir:
         check_run_dir(parser, args.run_dir, args.overwrite)
+    if args.inference == "central" and args.launch in ("single", "anakin"):
+        parser.error(
+            f"--inference central serves many actors from one inference node of a distributed program; --launch "
+            f"{args.launch} has no such node. Use --launch local_mt, local_mp or ray (with --actors N), or drop --inference."
+        )
     if args.launch == "anakin":
         from launch.anakin import config_from_arguments, run_anakin
 
@@ -156,6 +180,7 @@ def main(argv=None) -> int:
             target_return=args.target_return,
             return_window=args.return_window,
             num_envs=args.num_envs,
+            inference=args.inference,
         )
     except ValueError as error:
         parser.error(str(error))
@@ -167,7 +192,10 @@ def main(argv=None) -> int:
             return 2
     else:
         try:
-            summary = run_distributed(config, num_actors=args.actors, launch_type=args.launch, options=options)
+            summary = run_distributed(
+                config, num_actors=args.actors, launch_type=args.launch, options=options,
+                ray_options=_ray_options(parser, args),
+            )
         except CheckpointError as error:
             print(f"error: {error}", file=sys.stderr, flush=True)
             return 2
@@ -200,6 +228,22 @@ def _run_offline(parser, args) -> int:
         parser.error(str(error))
     print(json.dumps(summary), flush=True)
     return 0
+
+
+def _ray_options(parser, args):
+    """--ray-* flags as `RayOptions` for --launch ray (None otherwise; those flags then are a mistake)."""
+    given = [flag for flag, value in (("--ray-address", args.ray_address), ("--ray-resources", args.ray_resources))
+             if value]
+    if args.launch != "ray":
+        if given:
+            parser.error(f"{given[0]} is for --launch ray")
+        return None
+    from launch.ray_program import RayOptions, parse_resources
+
+    try:
+        return RayOptions(args.ray_address, parse_resources(args.ray_resources), args.ray_max_restarts)
+    except ValueError as error:
+        parser.error(f"--ray-resources: {error}")
 
 
 def _run_options(parser, args) -> RunOptions:

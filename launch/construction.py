@@ -192,3 +192,28 @@ class AgentParts:
             counter=counter,
             logger=logger,
         )
+
+    def inference_client_actor(self, index: int, *, server: Any, adder: Optional[Adder]) -> core.Actor:
+        """Actor `index` under central inference: its policy runs on `server` (an `InferenceServer`, or a handle
+        to an inference node), with the key `actor(index)` would use, so it chooses the same actions."""
+        from acmelike.actors.inference import InferenceClientActor, SingleInferenceClientActor
+
+        key = _key(self.config, _FIRST_ACTOR_STREAM + index)
+        if self.config.num_envs > 1:
+            return InferenceClientActor(server, index, key, self.config.num_envs, adder=adder)
+        return SingleInferenceClientActor(server, index, key, adder=adder)
+
+    def inference_server(self, *, variable_source: Optional[core.VariableSource], max_batch_size: int):
+        """The central inference server of the training policy, with parameters from `variable_source`: it
+        fetches them as often, in each actor's steps, as a local actor would (a batch holds one vector step of
+        each actor)."""
+        from acmelike.actors.inference import InferenceServer
+        from acmelike.variables import VariableClient
+
+        client = None
+        if variable_source is not None:
+            period = getattr(self.builder.config, "variable_update_period", 1)
+            client = VariableClient(variable_source, "policy", update_period=max(1, period // self.config.num_envs))
+        return InferenceServer(
+            self.policy(), client, max_batch_size=max_batch_size, timeout_s=self.config.inference_timeout_s
+        )

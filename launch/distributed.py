@@ -6,7 +6,8 @@
 
 The nodes come from `launch.program_graph` (the engine-neutral description Ray executes too): replay (a ReverbNode
 with the builder's tables, inserts may block), counter (a Counter), learner (dataset from replay, serves
-get_variables), actor (one per actor, each an EnvironmentLoop writing to replay), evaluator, steps_limiter (ends
+get_variables), inference (only with `config.inference == "central"`: serves every actor's policy in dynamic
+batches), actor (one per actor, each an EnvironmentLoop writing to replay), evaluator, steps_limiter (ends
 the program at the actor-step budget); every other node is a CourierNode.
 """
 
@@ -25,7 +26,7 @@ from launch.experiment import ExperimentConfig
 from launch.interrupts import StopRequests
 from launch.program_graph import REPLAY, Ref, experiment_graph
 
-LAUNCH_TYPES = ("local_mt", "local_mp")
+LAUNCH_TYPES = ("local_mt", "local_mp", "ray")
 
 
 class DistributedRunError(RuntimeError):
@@ -85,6 +86,7 @@ def run_distributed(
     *,
     options: RunOptions = RunOptions(),
     stop_timeout_s: float = 60.0,
+    ray_options=None,
 ) -> Dict[str, Any]:
     """Launches the program, prints progress, waits for the end, and returns the summary.
 
@@ -118,6 +120,10 @@ def run_distributed(
         if os.path.exists(stale):
             os.remove(stale)
 
+    if launch_type == "ray":  # launch/ray_program.py: the same graph as Ray actors (`ray_options`: RayOptions)
+        from launch.ray_program import run_ray_program
+
+        return run_ray_program(config, num_actors, ray_options, stop_timeout_s)
     program = make_distributed_program(config, num_actors)
     print(describe_program(program), flush=True)
     start = time.time()
@@ -213,7 +219,8 @@ def _last_evaluation(run_dir: str) -> Optional[float]:
 
 
 def _summary(
-    config: ExperimentConfig, run_dir: str, num_actors: int, launch_type: str, wall: float, stop: StopRequests
+    config: ExperimentConfig, run_dir: str, num_actors: int, launch_type: str, wall: float, stop: StopRequests,
+    **extra: Any,
 ) -> Dict[str, Any]:
     try:
         counts = _read_progress(run_dir)
@@ -232,8 +239,9 @@ def _summary(
     ended_by_program = os.path.exists(os.path.join(run_dir, nodes.ENDED_FILE))
     interrupted = stop.signal_name == "SIGINT" or (stop.requested and not ended_by_program)
     summary = run_summary(
-        config, tracker, counts, wall, launch=launch_type, actors=num_actors, average_evaluator_return=evaluation,
-        interrupted=interrupted, **({"signal": stop.signal_name} if interrupted else {}),
+        config, tracker, counts, wall, launch=launch_type, actors=num_actors, inference=config.inference,
+        average_evaluator_return=evaluation,
+        interrupted=interrupted, **({"signal": stop.signal_name} if interrupted else {}), **extra,
     )
     write_summary(run_dir, summary)
     from acmelike.loggers.plotting import plot_run_learning_curve

@@ -8,6 +8,8 @@ import dm_env
 from acmelike.builders import ActorLearnerBuilder
 from acmelike.specs import EnvironmentSpec
 
+INFERENCE_MODES = ("local", "central")  # see ExperimentConfig.inference
+
 
 @dataclasses.dataclass(frozen=True)
 class ExperimentConfig:
@@ -34,6 +36,10 @@ class ExperimentConfig:
         step) and a batched adder (one replay write per B items); see `launch.construction`.
       vector_environment_factory: (num_envs=, seed=) -> a batched environment (e.g. gymnasium's numpy-vectorised
         one); None: `num_envs` environments from `environment_factory`, stepped one after another.
+      inference: where a distributed program's actors' policy runs. "local": in each actor, on parameters it
+        fetches from the learner. "central": on one inference node serving every actor in dynamic batches (SEED
+        RL); actors then only step environments and write to replay. Single-process runs act locally.
+      inference_timeout_s: central inference: the longest a batch waits for more actors' requests once it has one.
     """
 
     builder: ActorLearnerBuilder
@@ -52,6 +58,8 @@ class ExperimentConfig:
     stop_at_average_return: Optional[float] = None
     num_envs: int = 1
     vector_environment_factory: Optional[Callable[[int, int], dm_env.Environment]] = None
+    inference: str = "local"
+    inference_timeout_s: float = 0.002
 
     def __post_init__(self):
         for name, ok, allowed in (
@@ -61,6 +69,8 @@ class ExperimentConfig:
             ("return_window", self.return_window >= 1, ">= 1"),
             ("progress_period_s", self.progress_period_s > 0, "> 0"),
             ("num_envs", self.num_envs >= 1, ">= 1"),
+            ("inference", self.inference in INFERENCE_MODES, f"one of {', '.join(INFERENCE_MODES)}"),
+            ("inference_timeout_s", self.inference_timeout_s >= 0, ">= 0"),
         ):
             if not ok:
                 raise ValueError(f"ExperimentConfig.{name} = {getattr(self, name)!r}; it must be {allowed}.")

@@ -10,6 +10,7 @@ import concurrent.futures
 import contextlib
 import json
 import os
+import pickle
 import sys
 import threading
 import time
@@ -67,10 +68,24 @@ class StopAwareClient:
                     return future.result(timeout=self._poll_s)
                 except concurrent.futures.TimeoutError:
                     if self._stop.is_set():
-                        future.cancel()
+                        _abandon(future)
                         raise ProgramStopping(f"call to {method}() abandoned: the program is stopping") from None
 
         return call
+
+
+def _abandon(future, grace_s: float = 2.0) -> None:
+    """Cancels a call the program's stop cut short, once a live server has had `grace_s` to answer it.
+
+    Cancelling ends a call to a node that is gone (courier would wait for it forever, and the process could not
+    exit). But courier completes futures from C++, where a result arriving for a cancelled future aborts the whole
+    process: a central-inference actor always has a call in flight, answered within milliseconds while the
+    inference node lives, so only a call still unanswered after the grace period is cancelled.
+    """
+    try:
+        future.exception(timeout=grace_s)
+    except (concurrent.futures.TimeoutError, concurrent.futures.CancelledError):
+        future.cancel()
 
 
 def _stop_aware(*clients):
@@ -173,16 +188,23 @@ class LearnerNode(core.Worker, core.VariableSource):
 
 
 class ActorNode(core.Worker):
-    """One actor: its own environment and policy, an adder to replay, parameters from the learner."""
+    """One actor: its own environment and policy, an adder to replay, parameters from the learner. With an
+    `inference` node (central inference) the policy runs there instead, and `learner` is not used (None)."""
 
-    def __init__(self, config: ExperimentConfig, index: int, replay, learner, counter, run_dir: Optional[str]):
+    def __init__(
+        self, config: ExperimentConfig, index: int, replay, learner, counter, run_dir: Optional[str], inference=None
+    ):
         self._name = f"actor_{index}"
         self._run_dir = run_dir
         learner, counter = _stop_aware(learner, counter)
         with report_failures(self._name, run_dir):
             parts = AgentParts(config)
             self._adder = parts.adder(replay)
-            self._actor = parts.actor(index, variable_source=RemoteVariableSource(learner), adder=self._adder)
+            if inference is None:
+                self._actor = parts.actor(index, variable_source=RemoteVariableSource(learner), adder=self._adder)
+            else:
+                server = InferenceNodeClient(*_stop_aware(inference))
+                self._actor = parts.inference_client_actor(index, server=server, adder=self._adder)
             self._checkpoints = ActorCheckpoints(config, index, self._actor)  # restores the actor's own state
             self._loop = make_environment_loop(
                 parts.actor_environment(index),
@@ -281,3 +303,52 @@ class StepsLimiter(core.Worker):
                     end_program(self._run_dir, "steps_limiter", f"the step budget {self._max} was reached", self._learner)
                     return
                 stop.wait(self._period_s)
+
+
+class InferenceNode(core.Worker):
+    """Central batched inference (SEED RL): holds the training policy's parameters, refreshed from the learner,
+    and every actor's core state (rng, exploration clock, recurrent state), and serves the actors' `select_action`
+    calls in dynamic batches of up to `max_batch_size` observations (`acmelike.actors.inference.InferenceServer`).
+    Actors call it through an `InferenceNodeClient`.
+
+    Array arguments arrive pickled (bytes): Launchpad's courier hangs, silently and forever, on a call whose
+    arguments hold numpy arrays (google-deepmind/launchpad#28); results may be arrays. Its methods block until
+    their batch is served, so the engine must let the node serve many calls at once (Launchpad's courier servers
+    run 16 handler threads; actors beyond those wait for a later batch).
+    """
+
+    def __init__(self, config: ExperimentConfig, max_batch_size: int, learner, run_dir: Optional[str]):
+        self._run_dir = run_dir
+        (learner,) = _stop_aware(learner)
+        with report_failures("inference", run_dir):
+            self._server = AgentParts(config).inference_server(
+                variable_source=RemoteVariableSource(learner), max_batch_size=max_batch_size
+            )
+
+    def register(self, actor_id, keys: bytes) -> None:
+        self._server.register(actor_id, pickle.loads(keys))
+
+    def select_action(self, actor_id, request: bytes):
+        observations, starting, finished = pickle.loads(request)
+        return self._server.select_action(actor_id, observations, starting, finished)
+
+    def run(self) -> None:
+        stop = runtime.stop_event()
+        # The server's own stop ends its loop and releases the calls still waiting on a batch.
+        threading.Thread(target=lambda: (stop.wait(), self._server.stop()), name="inference-stop", daemon=True).start()
+        with report_failures("inference", self._run_dir):
+            self._server.run()
+
+
+class InferenceNodeClient:
+    """An actor's view of the inference node, with `InferenceServer`'s methods (`register`, `select_action`):
+    pickles the array arguments (see `InferenceNode`); `handle` is a stop-aware client of the node."""
+
+    def __init__(self, handle):
+        self._handle = handle
+
+    def register(self, actor_id, keys) -> None:
+        self._handle.register(actor_id, pickle.dumps(np.asarray(keys)))
+
+    def select_action(self, actor_id, observations, starting, finished):
+        return self._handle.select_action(actor_id, pickle.dumps((observations, starting, finished)))

@@ -66,7 +66,8 @@ def replay_checkpointing(config: ExperimentConfig) -> Dict[str, Any]:
 
 
 def experiment_graph(config: ExperimentConfig, num_actors: int) -> List[Node]:
-    """replay, counter, learner, `num_actors` actors, an evaluator (unless `config.evaluation_every` is 0), and
+    """replay, counter, learner, an inference node (when `config.inference` is "central"; the actors then
+    talk to it instead of the learner), `num_actors` actors, an evaluator (unless `config.evaluation_every` is 0), and
     the steps limiter, in an order where every node comes after the nodes it references."""
     if num_actors < 1:
         raise ValueError(f"num_actors must be >= 1, got {num_actors}.")
@@ -77,8 +78,14 @@ def experiment_graph(config: ExperimentConfig, num_actors: int) -> List[Node]:
         Node("counter", "counter", SERVICE, node_checkpoints.restored_counter, (config,)),
         Node("learner", "learner", SERVICE, nodes.LearnerNode, (config, replay, counter, run_dir)),
     ]
+    central = config.inference == "central"  # one inference node serves every actor's policy (SEED RL)
+    if central:
+        batch = num_actors * config.num_envs
+        graph.append(Node("inference", "inference", SERVICE, nodes.InferenceNode, (config, batch, learner, run_dir)))
     graph += [
-        Node(f"actor_{index}", "actor", SERVICE, nodes.ActorNode, (config, index, replay, learner, counter, run_dir))
+        Node(f"actor_{index}", "actor", SERVICE, nodes.ActorNode,
+             (config, index, replay, None if central else learner, counter, run_dir),
+             {"inference": Ref("inference")} if central else {})
         for index in range(num_actors)
     ]
     if config.evaluation_every:

@@ -69,6 +69,7 @@ def make_experiment_config(
     return_window: int = 20,
     environment_factory: Optional[Callable[[int], Any]] = None,
     num_envs: int = 1,
+    inference: str = "local",
 ) -> ExperimentConfig:
     """An ExperimentConfig for a registered agent on a gymnasium environment id.
 
@@ -111,6 +112,7 @@ def make_experiment_config(
         stop_at_average_return=stop_at_average_return,
         num_envs=num_envs,
         vector_environment_factory=vector_environment_factory,
+        inference=inference,
     )
     check_agent_fits_environment(config, definition)
     return config

@@ -55,7 +55,10 @@ def main():
     parser.add_argument("--steps", type=int, default=3000)
     parser.add_argument("--eval-every", type=int, default=0)
     parser.add_argument("--stop-at-return", type=float, default=None)
+    parser.add_argument("--inference", default="local")
     parser.add_argument("--run-dir", required=True)
+    parser.add_argument("--ray-address", default=None)
+    parser.add_argument("--ray-resources", default="")
     args = parser.parse_args()
     factory, overrides = None, ()
     if args.mode == "smoke":
@@ -68,6 +71,7 @@ def main():
         agent=args.agent, environment="fake" if factory else "CartPole-v1", max_num_actor_steps=args.steps, seed=0,
         run_dir=args.run_dir, evaluation_every=args.eval_every, progress_period_s=5.0,
         stop_at_average_return=args.stop_at_return, environment_factory=factory, config_overrides=overrides,
+        inference=args.inference,
     )
     if args.mode == "same-config":
         # The one config object, builder included, runs in one process and then as a distributed program (each
@@ -80,12 +84,20 @@ def main():
         failing = functools.partial(failing_actor_0_environment, actor_seed(config, FAILING_INDEX))
         config = dataclasses.replace(config, environment_factory=failing)
     try:
-        summary = run_distributed(config, num_actors=args.actors, launch_type=args.launch)
+        summary = run_distributed(config, num_actors=args.actors, launch_type=args.launch, ray_options=_ray(args))
     except DistributedRunError as error:
         print(f"FAILED {error}", flush=True)
         return 1
     print("DISTRIBUTED " + json.dumps(summary), flush=True)
     return 0
+
+
+def _ray(args):
+    if args.launch != "ray":
+        return None
+    from launch.ray_program import RayOptions, parse_resources
+
+    return RayOptions(args.ray_address, parse_resources(args.ray_resources))
 
 
 def _text(value) -> str:

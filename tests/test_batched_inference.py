@@ -8,8 +8,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from acmelike.actors import BatchedActor, categorical_policy_core
-from acmelike.actors.inference import InferenceClientActor, InferenceServer
+from acmelike.actors import BatchedActor, GenericActor, categorical_policy_core, epsilon_greedy_core
+from acmelike.actors.inference import InferenceClientActor, InferenceServer, SingleInferenceClientActor
 from acmelike.wrappers import make_vector_environment
 
 PARAMS = {"w": jax.random.normal(jax.random.PRNGKey(7), (4, 2))}
@@ -71,4 +71,53 @@ def test_unregistered_actor_and_oversized_requests_are_refused():
     with pytest.raises(KeyError, match="not registered"):
         server.select_action("nobody", np.zeros((1, 4), np.float32), np.ones(1, bool), np.zeros(1, bool))
     with pytest.raises(ValueError, match="max_batch_size"):
-        server.register("big", jax.random.PRNGKey(0), 8)
+        server.register("big", jax.random.split(jax.random.PRNGKey(0), 8))
+
+
+def test_one_environment_client_matches_a_generic_actor_across_episodes():
+    """Without a batch axis (--num-envs 1 under central inference) the client chooses what a GenericActor with the
+    same key chooses, its exploration clock running on across episode starts."""
+    from acmelike.wrappers import make_gymnasium_environment
+
+    core = epsilon_greedy_core(lambda params, obs: obs @ params["w"], lambda steps: 1.0 - steps / 60.0)
+
+    def act(actor):
+        environment = make_gymnasium_environment("CartPole-v1", 3)
+        actions = []
+        for _ in range(6):  # several short episodes: the server's state is per actor, not per episode
+            timestep = environment.reset()
+            actor.observe_first(timestep)
+            for _ in range(10):
+                action = actor.select_action(timestep.observation)
+                actions.append(int(action))
+                timestep = environment.step(action)
+                actor.observe(action, timestep)
+                if timestep.last():
+                    break
+        return actions
+
+    key = jax.random.PRNGKey(5)
+    local = act(GenericActor(core, key, _Fixed()))
+    server = InferenceServer(core, _Fixed(), max_batch_size=2, timeout_s=0.0)
+    server.start()
+    try:
+        central = act(SingleInferenceClientActor(server, "solo", key))
+    finally:
+        server.stop()
+    assert central == local
+    assert len(set(local)) == 2, "both actions occur: exploration and greedy choices are compared"
+
+
+def test_a_failing_batch_fails_its_requests_and_ends_the_server():
+    def broken(params, obs):
+        raise ValueError("policy cannot run")
+
+    server = InferenceServer(epsilon_greedy_core(broken, lambda steps: 0.0), _Fixed(), max_batch_size=1, timeout_s=0.0)
+    server.register(0, jax.random.split(jax.random.PRNGKey(0), 1))
+    ended = []
+    thread = threading.Thread(target=lambda: ended.append(pytest.raises(ValueError, server.run)))
+    thread.start()
+    with pytest.raises(ValueError, match="policy cannot run"):
+        server.select_action(0, np.zeros((1, 4), np.float32), np.ones(1, bool), np.zeros(1, bool))
+    thread.join(timeout=30)
+    assert ended and not thread.is_alive(), "the server ends with the error"

@@ -27,6 +27,8 @@ def _launch(*args, timeout=300):
         (["--eval-every", "-5"], "--eval-every"),
         (["--return-window", "0"], "--return-window"),
         (["--launch", "local_xx"], "--launch"),
+        (["--inference", "remote"], "--inference"),
+        (["--inference", "central"], "--inference"),  # single process: no inference node to serve actors
     ],
 )
 def test_bad_flags_are_parser_errors_naming_the_flag(args, flag):

@@ -234,3 +234,14 @@ def test_counter_is_thread_safe(time_delta):
     total = num_threads * increments
     assert root.get_counts() == {"actor_steps": total, "learner_steps": total}
     assert child.get_counts() == {"actor_steps": total, "learner_steps": total}
+
+
+def test_learning_curve_of_a_run_stopped_before_any_episode_ended(tmp_path):
+    from acmelike.loggers.plotting import plot_run_learning_curve
+
+    (tmp_path / "actor_0.csv").write_text("")  # the actor's log was opened, nothing was written yet
+    assert plot_run_learning_curve(str(tmp_path), actor_labels=["actor_0", "actor_1"]) is None
+    assert not (tmp_path / "learning_curve.png").exists()
+    (tmp_path / "actor_1.csv").write_text("steps\n3\n")
+    with pytest.raises(ValueError, match="actor_steps"):  # a log of the wrong kind is still named
+        plot_run_learning_curve(str(tmp_path), actor_labels=["actor_1"])

@@ -3,6 +3,7 @@
     server = InferenceServer(policy, variable_client, max_batch_size=64, timeout_s=0.002)
     server.start()
     actor = InferenceClientActor(server, actor_id=0, random_key=key, num_envs=8, adder=adder)   # per actor
+    actor = SingleInferenceClientActor(server, actor_id=1, random_key=key, adder=adder)     # one environment
     ... BatchedEnvironmentLoop(vector_env, actor).run_episode() ...
     server.stop()
 
@@ -60,12 +61,14 @@ class InferenceServer:
         self._thread: Optional[threading.Thread] = None
         self.batch_sizes = []  # observations per served batch (for measurement)
 
-    def register(self, actor_id, random_key, num_envs: int) -> None:
-        """Creates actor `actor_id`'s state for `num_envs` sub-environments, as a `BatchedActor` with `random_key`
-        would: sub-environment i from `jax.random.split(random_key, num_envs)[i]`."""
-        if num_envs > self._max_batch_size:
-            raise ValueError(f"Actor {actor_id!r} steps {num_envs} environments, more than max_batch_size {self._max_batch_size}.")
-        self._states[actor_id] = self._init(jax.random.split(random_key, num_envs))
+    def register(self, actor_id, keys) -> None:
+        """Creates actor `actor_id`'s state for `len(keys)` sub-environments, sub-environment i's from `keys[i]`
+        (a `BatchedActor` with `random_key` uses `jax.random.split(random_key, B)`; a `GenericActor` its one key).
+        Registering again replaces the actor's state."""
+        keys = np.asarray(keys)
+        if len(keys) > self._max_batch_size:
+            raise ValueError(f"Actor {actor_id!r} steps {len(keys)} environments, more than max_batch_size {self._max_batch_size}.")
+        self._states[actor_id] = self._init(keys)
 
     def select_action(self, actor_id, observations, starting, finished):
         """Blocks until the batch holding this request is served; returns (actions [n], extras [n])."""
@@ -90,30 +93,35 @@ class InferenceServer:
             self._thread.join()
 
     def run(self) -> None:
-        """Serves batches until `stop()`."""
-        while not self._stop.is_set():
-            try:
-                first = self._requests.get(timeout=0.1)
-            except queue.Empty:
-                continue
-            batch, size = [first], len(first.observations)
-            deadline = _now() + self._timeout_s
-            while size < self._max_batch_size:
+        """Serves batches until `stop()`. A batch that fails hands its error to each of its requests (every waiting
+        actor re-raises it) and ends the server with it: a policy that cannot run must not fail quietly."""
+        try:
+            while not self._stop.is_set():
                 try:
-                    request = self._requests.get(timeout=max(0.0, deadline - _now()))
+                    first = self._requests.get(timeout=0.1)
                 except queue.Empty:
-                    break
-                if size + len(request.observations) > self._max_batch_size:
-                    self._requests.put(request)  # waits for the next batch (order among actors is not kept)
-                    break
-                batch.append(request)
-                size += len(request.observations)
-            try:
-                self._serve(batch, size)
-            except BaseException as error:  # noqa: BLE001 - handed to every waiting actor, which re-raises it
-                for request in batch:
-                    request.error = error
-                    request.done.set()
+                    continue
+                batch, size = [first], len(first.observations)
+                deadline = _now() + self._timeout_s
+                while size < self._max_batch_size:
+                    try:
+                        request = self._requests.get(timeout=max(0.0, deadline - _now()))
+                    except queue.Empty:
+                        break
+                    if size + len(request.observations) > self._max_batch_size:
+                        self._requests.put(request)  # waits for the next batch (order among actors is not kept)
+                        break
+                    batch.append(request)
+                    size += len(request.observations)
+                try:
+                    self._serve(batch, size)
+                except BaseException as error:
+                    for request in batch:
+                        request.error = error
+                        request.done.set()
+                    raise
+        finally:
+            self._stop.set()  # requests still waiting give up instead of waiting forever
 
     def _serve(self, batch, size: int) -> None:
         if self._variable_client is not None:
@@ -166,12 +174,53 @@ class InferenceClientActor(BatchedActor):
         self._starting = np.ones(num_envs, bool)
         self._finished = np.zeros(num_envs, bool)
         self._extras = None
-        self._random_key = np.asarray(random_key)  # numpy crosses process boundaries
+        self._random_key = random_key
         self._registered = False
 
     def select_action(self, observation):
         if not self._registered:
-            self._server.register(self._actor_id, self._random_key, self.num_envs)
+            self._server.register(self._actor_id, np.asarray(jax.random.split(self._random_key, self.num_envs)))
             self._registered = True
         actions, self._extras = self._server.select_action(self._actor_id, observation, self._starting, self._finished)
         return actions
+
+
+class SingleInferenceClientActor(core.Actor):
+    """A `GenericActor`'s counterpart for ONE (unbatched) environment whose policy runs on an `InferenceServer`:
+    observations, actions and extras carry no batch axis, so the agent's own adder and replay tables serve it
+    unchanged. Its core state on the server comes from `random_key` itself, as a `GenericActor`'s does, so it
+    chooses the actions a `GenericActor` with the same key and parameters chooses. Registers at its first action.
+    """
+
+    def __init__(self, server, actor_id, random_key, adder=None):
+        self._server = server
+        self._actor_id = actor_id
+        self._adder = adder
+        self._key = np.asarray(random_key)[None]  # numpy crosses process boundaries
+        self._registered = False
+        self._starting = True
+        self._extras = None
+
+    def select_action(self, observation):
+        if not self._registered:
+            self._server.register(self._actor_id, self._key)
+            self._registered = True
+        observations = jax.tree_util.tree_map(lambda x: np.asarray(x)[None], observation)
+        actions, extras = self._server.select_action(
+            self._actor_id, observations, np.array([self._starting]), np.zeros(1, bool)
+        )
+        self._starting = False
+        self._extras = jax.tree_util.tree_map(lambda x: x[0], extras)
+        return actions[0]
+
+    def observe_first(self, timestep) -> None:
+        self._starting = True  # the server runs the core's episode hook before this episode's first action
+        if self._adder is not None:
+            self._adder.add_first(timestep)
+
+    def observe(self, action, next_timestep) -> None:
+        if self._adder is not None:
+            self._adder.add(action, next_timestep, self._extras)
+
+    def update(self, wait: bool = False) -> None:
+        """Parameters live on the server, which refreshes them itself."""

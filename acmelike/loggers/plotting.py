@@ -9,7 +9,9 @@ import numpy as np
 def _read_columns(csv_path: str, x: Optional[str], y: str) -> tuple[np.ndarray, np.ndarray]:
     with open(csv_path, newline="") as f:
         reader = csv.DictReader(f)
-        columns = reader.fieldnames or []
+        columns = reader.fieldnames
+        if columns is None:  # created, nothing written yet (a run stopped before its first episode ended)
+            return np.zeros(0), np.zeros(0)
         for name in (x, y):
             if name is not None and name not in columns:
                 raise ValueError(f"Column {name!r} is not in {csv_path}; its columns are {columns}.")
@@ -91,7 +93,7 @@ def plot_run_learning_curve(
             returns.append(ys)
     evaluator_path = os.path.join(run_dir, "evaluator.csv")
     evaluation = _read_columns(evaluator_path, "actor_steps", "average_return") if os.path.exists(evaluator_path) else None
-    if not steps and evaluation is None:
+    if not sum(len(xs) for xs in steps) and (evaluation is None or not len(evaluation[0])):
         return None
     figure = Figure(figsize=(7, 4.5), dpi=100)
     FigureCanvasAgg(figure)

@@ -1,0 +1,84 @@
+"""Engine overhead: actor env steps/s of DQN on CartPole-v1 under Ray vs Launchpad local_mp, 1 and 2 actors.
+
+The same program graph (`launch.program_graph`) runs on both engines with its learner running, measured in one run
+and interleaved (Launchpad, Ray, Launchpad, Ray) by `distributed_scaling.run_one`, each run a subprocess with a time
+limit. The rate is distributed_scaling's steady rate: the actors' own steps / seconds inside episodes, from their
+CSV logs (process start-up, imports and JIT compilation excluded). The ratio is Ray / Launchpad; goal: Ray within
+10% of Launchpad (ratio >= 0.9) at 2 actors, since actors step locally and fetch parameters asynchronously on both.
+Ray's start-up (`ray.init` of a local instance, from the run's summary) and each run's wall time are recorded too.
+When Ray cannot be imported the result says "not available" and nothing runs.
+
+    python benchmarks/engine_overhead.py [--quick] [--out DIR]
+"""
+
+import argparse
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from benchmarks.common import finish, header, print_rows, result_row, write_json  # noqa: E402
+from benchmarks.distributed_scaling import AGENT, ENV, SEED, availability, run_one  # noqa: E402
+
+GOAL = 0.9
+ENGINES = ("local_mp", "ray")
+
+
+def ray_availability():
+    """None if the Ray engine can be imported, else why not."""
+    missing = availability()
+    if missing:
+        return missing
+    try:
+        import ray  # noqa: F401
+
+        from launch.ray_program import run_ray_program  # noqa: F401
+    except ImportError as error:
+        return f"not available: ray ({error})"
+    return None
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args(argv)
+    steps = 4_000 if args.quick else 20_000
+    payload = header("engine_overhead", quick=args.quick, seeds=[SEED])
+    payload.update(agent=AGENT, env=ENV, steps_per_run=steps, engines=list(ENGINES))
+    missing = ray_availability()
+    title = "Engine overhead: Ray vs Launchpad local_mp, 2 actors (learner running)"
+    if missing:
+        print(missing)
+        payload.update(available=False, reason=missing, runs=[],
+                       rows=[result_row(title, None, None, "env steps/s", GOAL, note=missing)])
+    else:
+        runs = {}
+        for actors in (1, 2):
+            for engine in ENGINES:
+                print(f"  running {engine}, {actors} actor(s) ({steps} env steps) ...", flush=True)
+                runs[(engine, actors)] = {**run_one(actors, steps, 300 if args.quick else 600, launch_type=engine),
+                                          "engine": engine}
+                print(f"    {runs[(engine, actors)]}", flush=True)
+
+        def rate(engine, actors):
+            return runs[(engine, actors)].get("steady_steps_per_second")
+
+        payload.update(available=True, runs=list(runs.values()))
+        payload["ray_init_seconds"] = [runs[("ray", actors)].get("ray_init_seconds") for actors in (1, 2)]
+        payload["wall_seconds"] = {f"{engine}_{actors}": runs[(engine, actors)].get("wall_seconds")
+                                   for engine, actors in runs}
+        payload["rows"] = [
+            result_row(title, rate("ray", 2), rate("local_mp", 2), "env steps/s", GOAL,
+                       ours_label="Ray", baseline_label="Launchpad local_mp"),
+            result_row("Engine overhead: Ray vs Launchpad local_mp, 1 actor", rate("ray", 1), rate("local_mp", 1),
+                       "env steps/s", None, ours_label="Ray", baseline_label="Launchpad local_mp", note="informative"),
+        ]
+    path = write_json("engine_overhead", finish(payload), *([args.out] if args.out else []))
+    print_rows(payload["rows"])
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

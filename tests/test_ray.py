@@ -1,0 +1,182 @@
+"""The program graph on Ray: placement on a two-node cluster (DQN learns CartPole), an actor killed mid-run is
+restarted and counted, an injected failure names its node, and signals leave no Ray process behind.
+
+Ray runs beside Reverb on the full stack only (ray 2.48.0, the newest that resolves beside TensorFlow 2.8). Every
+run is a subprocess (tests/program_launcher.py). The two-node cluster is started once for the module; the local
+runs (no --ray-address) start and stop Ray themselves.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+from program_launcher import Launcher, line_after
+from stack import require
+
+require("reverb")
+require("ray")
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RAY = os.path.join(os.path.dirname(sys.executable), "ray")
+RAY_PROCESS_MARKS = ("ray::", "raylet", "gcs_server", "/ray/_private/", "/ray/dashboard/", "/ray/autoscaler/")
+
+
+def ray_processes(since: float) -> list:
+    """Ray's daemons and workers started at or after `since` (a worker renames itself ray::<class>.<method>)."""
+    found = []
+    for process in psutil.process_iter(["pid", "cmdline", "create_time", "status"]):
+        info = process.info
+        command = " ".join(info["cmdline"] or [])
+        if info["create_time"] >= since - 1 and info["status"] != psutil.STATUS_ZOMBIE:
+            if any(mark in command for mark in RAY_PROCESS_MARKS) and process.pid != os.getpid():
+                found.append(f"{info['pid']}: {command[:160]}")
+    return found
+
+
+def no_ray_processes_left(since: float, timeout_s: float = 20.0) -> list:
+    """Waits up to `timeout_s` for every Ray process started since `since` to exit; returns those still alive."""
+    deadline = time.time() + timeout_s
+    while ray_processes(since) and time.time() < deadline:
+        time.sleep(0.5)
+    return ray_processes(since)
+
+
+def _summary(launcher) -> dict:
+    return json.loads(line_after(launcher.output, "DISTRIBUTED "))
+
+
+def _placements(run_dir) -> dict:
+    return json.loads((run_dir / "ray_nodes.json").read_text())
+
+
+def _wait_for_steps(run_dir, launcher, steps: int, timeout: float) -> None:
+    deadline = time.time() + timeout
+    while time.time() < deadline and launcher.process.poll() is None:
+        try:
+            if json.loads((run_dir / "progress.json").read_text()).get("actor_steps", 0) >= steps:
+                return
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.2)
+    pytest.fail(f"the program never reached {steps} actor steps:\n{launcher._read(launcher._stdout)[-3000:]}")
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    """A head node (resource `head`) and a worker node (resource `worker`) on this machine; `ray stop` at the end
+    must leave no Ray process."""
+    since = time.time()
+    temp_dir = tmp_path_factory.mktemp("r")  # short: Ray's unix socket paths live under it
+    port = _free_port()
+    # Niceness 0: the nodes run at Launchpad's priority (Ray's default, 15, starves them on a loaded machine).
+    environment = {**os.environ, "PYTHONPATH": ROOT, "RAY_USAGE_STATS_ENABLED": "0", "RAY_worker_niceness": "0"}
+    common = ["--node-ip-address", "127.0.0.1", "--num-cpus", "1", "--disable-usage-stats"]
+    head = [RAY, "start", "--head", "--port", str(port), "--resources", '{"head": 1}', "--temp-dir", str(temp_dir),
+            "--include-dashboard", "false", *common]
+    worker = [RAY, "start", "--address", f"127.0.0.1:{port}", "--resources", '{"worker": 1}', *common]
+    try:
+        for command in (head, worker):
+            subprocess.run(command, env=environment, check=True, capture_output=True, timeout=180)
+        yield f"127.0.0.1:{port}"
+    finally:
+        subprocess.run([RAY, "stop", "--force"], env=environment, capture_output=True, timeout=120)
+    assert no_ray_processes_left(since) == []
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_resources_parse_and_bad_placements_are_named():
+    from launch.ray_program import RayOptions, parse_resources, ray_temp_dir
+
+    assert parse_resources("actor=worker, learner=head,learner=gpu:0.5") == {
+        "actor": {"worker": 0.01}, "learner": {"head": 0.01, "gpu": 0.5},
+    }
+    assert parse_resources("") == {}
+    for bad in ("actor", "actor=", "=worker", "actor=worker:0", "actor=worker:x"):
+        with pytest.raises(ValueError, match="GROUP=RESOURCE"):
+            parse_resources(bad)
+    with pytest.raises(ValueError, match="max_restarts"):
+        RayOptions(max_restarts=-1)
+    assert ray_temp_dir("/tmp/run") == ("/tmp/run/ray", False)
+    deep, fallback = ray_temp_dir("/tmp/" + "d" * 80)
+    assert fallback and len(deep) < 40
+    os.rmdir(deep)
+
+
+def test_two_node_cluster_places_nodes_by_resource_and_dqn_learns_cartpole(cluster, tmp_path):
+    budget = 100_000
+    launcher = Launcher(
+        "learn", "--launch", "ray", "--ray-address", cluster, "--ray-resources", "actor=worker,learner=head,replay=head",
+        "--actors", 2, "--steps", budget, "--eval-every", 10_000, "--stop-at-return", 400, run_dir=tmp_path,
+    )
+    assert launcher.wait(timeout=600) == 0, launcher.output[-5000:]
+    summary = _summary(launcher)
+    assert summary["average_evaluator_return"] >= 400, summary
+    assert summary["launch"] == "ray" and summary["ray_address"] == cluster and summary["restarts"] == {}
+    assert summary["interrupted"] is False and summary["env_steps"] <= budget + 2_000, summary
+    where = _placements(tmp_path)
+    assert set(where) == {"replay", "counter", "learner", "actor_0", "actor_1", "evaluator", "steps_limiter"}
+    assert where["learner"]["resources"].get("head") and where["replay"]["resources"].get("head"), where
+    assert where["actor_0"]["resources"].get("worker") and where["actor_1"]["resources"].get("worker"), where
+    assert where["learner"]["node_id"] == where["replay"]["node_id"] != where["actor_0"]["node_id"]
+    assert (tmp_path / "learning_curve.png").stat().st_size > 1000
+
+
+def test_killed_actor_is_restarted_and_the_run_finishes_its_budget(cluster, tmp_path):
+    # One actor: only the restarted actor can bring the run to its budget.
+    budget = 3_000
+    launcher = Launcher("smoke", "--launch", "ray", "--ray-address", cluster, "--actors", 1, "--steps", budget,
+                        run_dir=tmp_path)
+    _wait_for_steps(tmp_path, launcher, 200, timeout=240)
+    os.kill(_placements(tmp_path)["actor_0"]["pid"], signal.SIGKILL)
+    assert launcher.wait(timeout=300) == 0, launcher.output[-5000:]
+    summary = _summary(launcher)
+    assert summary["env_steps"] >= budget and summary["restarts"] == {"actor_0": 1}, summary
+    assert _placements(tmp_path)["actor_0"]["restarts"] == 1
+
+
+def test_injected_failure_stops_the_program_and_names_the_node(cluster, tmp_path):
+    launcher = Launcher("fail", "--launch", "ray", "--ray-address", cluster, "--steps", 1_000_000, run_dir=tmp_path)
+    assert launcher.wait(timeout=300) == 1, launcher.output[-5000:]
+    failure = line_after(launcher.output, "FAILED ")
+    assert "actor_0" in failure and "on Ray" in failure, launcher.output[-5000:]
+    assert "injected failure after 300 steps" in launcher.output
+    assert (tmp_path / "failures" / "actor_0.txt").exists()
+
+
+def test_local_ray_smoke_on_fakes_then_nothing_is_left(tmp_path):
+    since = time.time()
+    launcher = Launcher("smoke", "--launch", "ray", "--actors", 2, "--steps", 300, run_dir=tmp_path)
+    assert launcher.wait(timeout=300) == 0, launcher.output[-5000:]
+    summary = _summary(launcher)
+    assert summary["env_steps"] >= 300 and summary["ray_address"] == "local" and summary["ray_init_seconds"] > 0
+    assert len({where["node_id"] for where in _placements(tmp_path).values()}) == 1
+    # pytest's run directory is too deep for Ray's unix sockets: its temp dir was moved into the run dir at the end.
+    assert "too deep for Ray's unix sockets" in launcher.output
+    assert list((tmp_path / "ray").glob("session_*/logs"))
+    assert launcher.left_behind() == [] and no_ray_processes_left(since) == []
+
+
+@pytest.mark.parametrize("signal_number, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"])
+def test_signal_to_the_launcher_stops_every_ray_actor(signal_number, code, tmp_path):
+    since = time.time()
+    run_dir = tmp_path / "run"
+    launcher = Launcher("--agent", "dqn", "--env", "CartPole-v1", "--launch", "ray", "--steps", 1_000_000,
+                        "--progress-seconds", 1, run_dir=run_dir, command_line=True, separate_stderr=True)
+    _wait_for_steps(run_dir, launcher, 1, timeout=240)
+    launcher.process.send_signal(signal_number)
+    assert launcher.wait(timeout=120) == code, (launcher.output[-3000:], launcher.errors[-3000:])
+    summary = json.loads(launcher.output.rstrip("\n").splitlines()[-1])
+    assert summary["interrupted"] is True and summary["signal"] == signal.Signals(signal_number).name
+    assert launcher.left_behind() == [] and no_ray_processes_left(since) == []
