@@ -25,6 +25,7 @@ ORDER = [
     "anakin_ppo",
     "distributed_scaling",
     "learner_throughput",
+    "recurrent_learner_throughput",
 ]
 
 
