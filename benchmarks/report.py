@@ -27,6 +27,7 @@ ORDER = [
     "engine_overhead",
     "central_inference",
     "learner_throughput",
+    "recurrent_learner_throughput",
 ]
 
 

@@ -25,6 +25,7 @@ BENCHMARKS = [
     "actor_throughput",
     "replay_throughput",
     "learner_throughput",
+    "recurrent_learner_throughput",
     "time_to_solve",
     "batched_acting",
     "anakin_ppo",

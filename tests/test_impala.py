@@ -92,3 +92,23 @@ def test_padding_steps_carry_no_correction_and_no_loss():
     grads = jax.grad(loss_of_padding_logits)(jnp.asarray(batch["logits"]))
     np.testing.assert_allclose(grads[3], 0.0, atol=1e-7)
     assert np.abs(grads[2]).max() > 1e-4
+
+
+def test_learning_rate_anneals_to_zero_over_the_decay_steps():
+    from agents.impala import IMPALAConfig
+    from agents.impala.learning import make_optimizer
+
+    params = {"w": jnp.ones(3)}
+    grads = {"w": jnp.ones(3)}
+    optimizer = make_optimizer(IMPALAConfig(learning_rate=1e-2, learning_rate_decay_steps=2))
+    state = optimizer.init(params)
+    sizes = []
+    for _ in range(3):
+        updates, state = optimizer.update(grads, state, params)
+        sizes.append(float(jnp.abs(updates["w"]).max()))
+    assert sizes[0] > sizes[1] > 0.0 and sizes[2] == 0.0, sizes  # rates 1e-2, 5e-3, then 0 from step 2 on
+    constant = make_optimizer(IMPALAConfig(learning_rate=1e-2, learning_rate_decay_steps=0))
+    state = constant.init(params)
+    for _ in range(3):
+        updates, state = constant.update(grads, state, params)
+    assert float(jnp.abs(updates["w"]).max()) > 5e-3

@@ -1,8 +1,13 @@
 """IMPALA learns CartPole-v1 (fixed seeds): single-process, and as a local_mp program with 2 actors.
 
-Both run only with ACMELIKE_LONG_TESTS=1. Measured: single-process 416 at 80.2k steps, local_mp evaluator 417 at
-61.5k; but a later single-process run of the same seed stayed near 157 (best 260) at 155k steps, so IMPALA is not
-yet reliable enough across runs to gate CI on (issue 10 stays open for it).
+Single-process, seeds 0, 1, 2 reached an average of 400 after 82.4k, 74.9k and 78.0k steps; this test (seed 0)
+again after 74.8k steps, in 87 CPU-seconds (260 s of wall time with the load average at 45-50). The defaults were chosen over 5 seeds of the
+same update (agents/impala/config.py); the update with each action scored under the next step's logits (an
+off-by-one bug) ends near 9 on all 3 seeds it was run on.
+
+The local_mp program runs only with ACMELIKE_LONG_TESTS=1 (a by-hand check): without --stop-at-return, 300k steps
+with 2 actors ended at an average of 500 (475 first reached at 105.8k steps) in 922 s with the load average at
+40-60.
 """
 
 import json
@@ -22,7 +27,6 @@ BUDGET = 300_000
 LONG = pytest.mark.skipif(os.environ.get("ACMELIKE_LONG_TESTS") != "1", reason="long: set ACMELIKE_LONG_TESTS=1 to run")
 
 
-@LONG
 def test_impala_learns_cartpole_single_process(tmp_path):
     require("reverb")
     from launch import run_single_process

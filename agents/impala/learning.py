@@ -19,7 +19,10 @@ class TrainingState(NamedTuple):
 
 
 def make_optimizer(config: IMPALAConfig) -> optax.GradientTransformation:
-    return optax.chain(optax.clip_by_global_norm(config.max_gradient_norm), optax.adam(config.learning_rate))
+    learning_rate = config.learning_rate
+    if config.learning_rate_decay_steps:
+        learning_rate = optax.linear_schedule(config.learning_rate, 0.0, config.learning_rate_decay_steps)
+    return optax.chain(optax.clip_by_global_norm(config.max_gradient_norm), optax.adam(learning_rate))
 
 
 def init_training_state(networks: IMPALANetworks, config: IMPALAConfig, key: jax.Array) -> TrainingState:
