@@ -47,11 +47,21 @@ class Launcher:
         except psutil.NoSuchProcess:
             pass
 
+    def _watch(self, until) -> None:
+        """Polls the launcher every 0.2 s until `until()` holds or it exits, recording its processes every 2 s:
+        a recursive process scan reads /proc/<pid>/stat of every process, which the kernel sums over each one's
+        threads (hundreds per node), and at 5 scans a second it took a whole core from the programs under test."""
+        last_record = 0.0
+        while self.process.poll() is None and not until():
+            if time.time() - last_record >= 2.0:
+                self._record()
+                last_record = time.time()
+            time.sleep(0.2)
+        self._record()
+
     def wait(self, timeout):
         deadline = time.time() + timeout
-        while self.process.poll() is None and time.time() < deadline:
-            self._record()
-            time.sleep(0.2)
+        self._watch(lambda: time.time() >= deadline)
         if self.process.poll() is None:
             self.kill()
             pytest.fail(f"launcher still running after {timeout} s:\n{self._read(self._stdout)[-5000:]}")
@@ -68,9 +78,7 @@ class Launcher:
     def wait_for_progress(self, timeout):
         path = os.path.join(self.run_dir, "progress.json")
         deadline = time.time() + timeout
-        while not os.path.exists(path) and time.time() < deadline and self.process.poll() is None:
-            self._record()
-            time.sleep(0.2)
+        self._watch(lambda: os.path.exists(path) or time.time() >= deadline)
         assert os.path.exists(path), "the program never reported progress"
 
     def left_behind(self):

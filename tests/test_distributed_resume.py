@@ -50,7 +50,6 @@ def killed_and_resumed(tmp_path_factory):
         # are on disk, so the killed program leaves a timeline (CSV rows, TensorBoard events) that the resumed one
         # must replace.
         while first.process.poll() is None and time.time() - started < 300:
-            first._record()
             checkpoints = _checkpoints(run_dir)
             latest = checkpoints[-1] if len(checkpoints) >= 2 else None
             if latest and _max_step(read_scalars(events, purge=False), "actor_0/actor_steps") > int(
@@ -58,7 +57,7 @@ def killed_and_resumed(tmp_path_factory):
                 break
             time.sleep(0.3)
     finally:
-        first._record()
+        first._record()  # the nodes, alive since the start, to check after the kill
         first.signal_group(signal.SIGKILL)
         first.process.wait()
     assert first.process.returncode == -signal.SIGKILL, "the program ended before it could be killed: raise STEPS"

@@ -13,9 +13,7 @@ from stack import require
 
 def _wait_for(path, launcher, timeout):
     deadline = time.time() + timeout
-    while not os.path.exists(path) and time.time() < deadline and launcher.process.poll() is None:
-        launcher._record()
-        time.sleep(0.2)
+    launcher._watch(lambda: os.path.exists(path) or time.time() >= deadline)
     assert os.path.exists(path), f"{path} never appeared:\n{launcher._read(launcher._stdout)[-3000:]}"
 
 
