@@ -126,7 +126,7 @@ def test_inference_node_serves_the_actions_of_local_inference(agent, num_envs, t
 
 def test_failing_actor_under_central_inference_stops_program_and_is_named(tmp_path):
     launcher = Launcher("fail", "--launch", "local_mt", "--inference", "central", "--steps", 1_000_000, run_dir=tmp_path)
-    assert launcher.wait(timeout=240) == 1, launcher.output[-5000:]
+    assert launcher.wait(timeout=400) == 1, launcher.output[-5000:]
     failure = line_after(launcher.output, "FAILED ")
     assert "actor_0" in failure and "inference" not in failure.split("(")[0], launcher.output[-5000:]
     assert "injected failure after 300 steps" in launcher.output
@@ -140,7 +140,7 @@ def test_central_inference_dqn_learns_cartpole(tmp_path):
         "learn", "--launch", "local_mp", "--inference", "central", "--actors", 2, "--steps", budget,
         "--eval-every", 5_000, "--stop-at-return", 400, run_dir=tmp_path,
     )
-    assert launcher.wait(timeout=600) == 0, launcher.output[-5000:]
+    assert launcher.wait(timeout=900) == 0, launcher.output[-5000:]
     summary = json.loads(line_after(launcher.output, "DISTRIBUTED "))
     assert summary["inference"] == "central"
     assert summary["average_evaluator_return"] >= 400, summary

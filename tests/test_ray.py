@@ -120,7 +120,7 @@ def test_two_node_cluster_places_nodes_by_resource_and_dqn_learns_cartpole(clust
         "learn", "--launch", "ray", "--ray-address", cluster, "--ray-resources", "actor=worker,learner=head,replay=head",
         "--actors", 2, "--steps", budget, "--eval-every", 10_000, "--stop-at-return", 400, run_dir=tmp_path,
     )
-    assert launcher.wait(timeout=600) == 0, launcher.output[-5000:]
+    assert launcher.wait(timeout=900) == 0, launcher.output[-5000:]
     summary = _summary(launcher)
     assert summary["average_evaluator_return"] >= 400, summary
     assert summary["launch"] == "ray" and summary["ray_address"] == cluster and summary["restarts"] == {}
@@ -138,9 +138,9 @@ def test_killed_actor_is_restarted_and_the_run_finishes_its_budget(cluster, tmp_
     budget = 3_000
     launcher = Launcher("smoke", "--launch", "ray", "--ray-address", cluster, "--actors", 1, "--steps", budget,
                         run_dir=tmp_path)
-    _wait_for_steps(tmp_path, launcher, 200, timeout=240)
+    _wait_for_steps(tmp_path, launcher, 200, timeout=400)
     os.kill(_placements(tmp_path)["actor_0"]["pid"], signal.SIGKILL)
-    assert launcher.wait(timeout=300) == 0, launcher.output[-5000:]
+    assert launcher.wait(timeout=600) == 0, launcher.output[-5000:]
     summary = _summary(launcher)
     assert summary["env_steps"] >= budget and summary["restarts"] == {"actor_0": 1}, summary
     assert _placements(tmp_path)["actor_0"]["restarts"] == 1
@@ -148,7 +148,7 @@ def test_killed_actor_is_restarted_and_the_run_finishes_its_budget(cluster, tmp_
 
 def test_injected_failure_stops_the_program_and_names_the_node(cluster, tmp_path):
     launcher = Launcher("fail", "--launch", "ray", "--ray-address", cluster, "--steps", 1_000_000, run_dir=tmp_path)
-    assert launcher.wait(timeout=300) == 1, launcher.output[-5000:]
+    assert launcher.wait(timeout=600) == 1, launcher.output[-5000:]
     failure = line_after(launcher.output, "FAILED ")
     assert "actor_0" in failure and "on Ray" in failure, launcher.output[-5000:]
     assert "injected failure after 300 steps" in launcher.output
@@ -158,7 +158,7 @@ def test_injected_failure_stops_the_program_and_names_the_node(cluster, tmp_path
 def test_local_ray_smoke_on_fakes_then_nothing_is_left(tmp_path):
     since = time.time()
     launcher = Launcher("smoke", "--launch", "ray", "--actors", 2, "--steps", 300, run_dir=tmp_path)
-    assert launcher.wait(timeout=300) == 0, launcher.output[-5000:]
+    assert launcher.wait(timeout=600) == 0, launcher.output[-5000:]
     summary = _summary(launcher)
     assert summary["env_steps"] >= 300 and summary["ray_address"] == "local" and summary["ray_init_seconds"] > 0
     assert len({where["node_id"] for where in _placements(tmp_path).values()}) == 1
@@ -174,7 +174,7 @@ def test_signal_to_the_launcher_stops_every_ray_actor(signal_number, code, tmp_p
     run_dir = tmp_path / "run"
     launcher = Launcher("--agent", "dqn", "--env", "CartPole-v1", "--launch", "ray", "--steps", 1_000_000,
                         "--progress-seconds", 1, run_dir=run_dir, command_line=True, separate_stderr=True)
-    _wait_for_steps(run_dir, launcher, 1, timeout=240)
+    _wait_for_steps(run_dir, launcher, 1, timeout=400)
     launcher.process.send_signal(signal_number)
     assert launcher.wait(timeout=120) == code, (launcher.output[-3000:], launcher.errors[-3000:])
     summary = json.loads(launcher.output.rstrip("\n").splitlines()[-1])
