@@ -49,7 +49,7 @@ def killed_and_resumed(tmp_path_factory):
         # Killed once a second checkpoint exists (the learner has been learning) and the actor's events past it
         # are on disk, so the killed program leaves a timeline (CSV rows, TensorBoard events) that the resumed one
         # must replace.
-        while first.process.poll() is None and time.time() - started < 300:
+        while first.process.poll() is None and time.time() - started < 600:  # node start-up alone took 5 minutes on a loaded machine
             checkpoints = _checkpoints(run_dir)
             latest = checkpoints[-1] if len(checkpoints) >= 2 else None
             if latest and _max_step(read_scalars(events, purge=False), "actor_0/actor_steps") > int(
