@@ -63,6 +63,7 @@ def killed_and_resumed(tmp_path_factory):
     assert first.process.returncode == -signal.SIGKILL, "the program ended before it could be killed: raise STEPS"
     killed_left = first.left_behind()
     checkpoint = _latest_checkpoint(run_dir)
+    assert checkpoint, f"no checkpoint in {run_dir} when the program was killed (it had run {time.time() - started:.0f} s)"
     with open(os.path.join(checkpoint, "metadata.json")) as f:
         metadata = json.load(f)
     with open(os.path.join(checkpoint, "counter.json")) as f:
