@@ -138,7 +138,7 @@ def run_single_process(config: ExperimentConfig, options: RunOptions = RunOption
     scratch = tempfile.TemporaryDirectory(prefix="acmelike-reverb-")
     checkpointer = lifecycle.replay_checkpointer() or reverb.checkpointers.DefaultCheckpointer(scratch.name)
     server = reverb.Server(tables, port=None, checkpointer=checkpointer)
-    adder = None
+    adder = iterator = None
     try:
         client = reverb.Client(f"localhost:{server.port}")
         counter = Counter(time_delta=0.0)
@@ -176,6 +176,10 @@ def run_single_process(config: ExperimentConfig, options: RunOptions = RunOption
         lifecycle.finish(int(counter.get_counts().get("actor_steps", 0)))  # a checkpoint at every clean stop
         params = learner.get_variables(["policy"])[0]
     finally:
+        if iterator is not None:
+            # Its thread may wait on a table's rate limiter, which holds the table's worker threads: closed, it
+            # lets go within the dataset's timeout instead of spinning on in this process after the run.
+            iterator.close()
         if adder is not None:
             adder.close()  # an open writer stream makes server.stop() wait out its 5 s deadline
         server.stop()

@@ -2,10 +2,17 @@
 
 from typing import Dict, Iterator, Optional
 
+import jax
+import numpy as np
 import reverb
 import tensorflow as tf
 
 from acmelike.types import ReplaySample, SampleInfo
+
+# How long one sample request may wait on a table's rate limiter before the pipeline ends and is built again. A
+# thread blocked in Reverb cannot be woken, so this is how often a `close()`d dataset notices and lets go of the
+# tables (an in-process sampler holds the table and its worker threads while it waits).
+WAIT_TIMEOUT_MS = 2_000
 
 
 class ReplayDataset(Iterator[ReplaySample]):
@@ -16,6 +23,14 @@ class ReplayDataset(Iterator[ReplaySample]):
 
     `samples_per_next` says which table one `next()` samples and how many items it takes: a runner that acts and
     learns in one thread asks the tables whether they can serve that much before it waits on `next()`.
+
+    `close()` lets a thread blocked in `next()` go within `wait_timeout_ms`: `next()` then raises StopIteration.
+    Until then, a wait past `wait_timeout_ms` rebuilds the pipeline, and items it had already sampled (a part of
+    a batch, which for a queue are gone from the table) start the next batch, so nothing sampled is dropped.
+
+        dataset = make_dataset_iterator(server_address=address, table="priority_table", batch_size=32)
+        sample = next(dataset)   # ReplaySample: sample.data.observation has shape [32, ...]
+        dataset.close()
     """
 
     def __init__(
@@ -26,6 +41,7 @@ class ReplayDataset(Iterator[ReplaySample]):
         batch_size: int,
         max_in_flight_samples_per_worker: Optional[int] = None,
         num_parallel_calls: int = 4,
+        wait_timeout_ms: int = WAIT_TIMEOUT_MS,
     ):
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}.")
@@ -35,26 +51,54 @@ class ReplayDataset(Iterator[ReplaySample]):
 
         def make_one(_):
             return reverb.TrajectoryDataset.from_table_signature(
-                server_address=server_address, table=table, max_in_flight_samples_per_worker=in_flight
+                server_address=server_address, table=table, max_in_flight_samples_per_worker=in_flight,
+                rate_limiter_timeout_ms=wait_timeout_ms,
             )
 
-        # One stream per parallel call keeps the gRPC pipe busy; see Reverb's dataset docs.
-        dataset = tf.data.Dataset.range(num_parallel_calls).interleave(
+        # One stream per parallel call keeps the gRPC pipe busy; see Reverb's dataset docs. A timed-out pipeline
+        # ends with a short batch (no drop_remainder): its items are kept, not dropped.
+        self._dataset = tf.data.Dataset.range(num_parallel_calls).interleave(
             map_func=make_one, cycle_length=num_parallel_calls, num_parallel_calls=num_parallel_calls,
             deterministic=False,
-        )
-        self._numpy = dataset.batch(batch_size, drop_remainder=True).prefetch(2).as_numpy_iterator()
+        ).batch(batch_size).prefetch(2)
+        self._numpy = self._dataset.as_numpy_iterator()
+        self._partial = None  # items of a batch cut short by a timeout
+        self._closed = False
 
     @property
     def samples_per_next(self) -> Dict[str, int]:
         return {self.table: self.batch_size}
 
+    def close(self) -> None:
+        """Ends this dataset: a `next()` waiting on the rate limiter returns (StopIteration) within the timeout."""
+        self._closed = True
+
     def __next__(self) -> ReplaySample:
-        sample = next(self._numpy)
-        info = sample.info
-        return ReplaySample(
-            info=SampleInfo(key=info.key, probability=info.probability, table_size=info.table_size), data=sample.data
-        )
+        while True:
+            if self._closed:
+                raise StopIteration
+            try:
+                sample = next(self._numpy)
+            except StopIteration:  # a sample request waited past the timeout
+                if self._closed:
+                    raise
+                self._numpy = self._dataset.as_numpy_iterator()
+                continue
+            if self._partial is not None:
+                sample = jax.tree_util.tree_map(lambda *parts: np.concatenate(parts), self._partial, sample)
+                self._partial = None
+            size = len(sample.info.key)
+            if size > self.batch_size:
+                self._partial = jax.tree_util.tree_map(lambda x: x[self.batch_size:], sample)
+                sample = jax.tree_util.tree_map(lambda x: x[:self.batch_size], sample)
+            elif size < self.batch_size:
+                self._partial = sample
+                continue
+            info = sample.info
+            return ReplaySample(
+                info=SampleInfo(key=info.key, probability=info.probability, table_size=info.table_size),
+                data=sample.data,
+            )
 
 
 def make_dataset_iterator(

@@ -14,23 +14,52 @@ class Prefetcher(Iterator[T]):
 
     `ready()` tells whether `next()` would return at once. An exception raised by the wrapped iterator is
     re-raised by `next()` in the caller's thread, so failures are not lost on the background thread.
+
+    `close()` ends the thread: it closes the wrapped iterator too when that has a `close()` (a `ReplayDataset`
+    lets a wait on the rate limiter go within its timeout), so the thread lets go of the iterator and, with it,
+    of the replay tables a sampler in this process holds.
+
+        batches = Prefetcher(make_dataset_iterator(server_address=address, table="queue", batch_size=8))
+        if batches.ready():
+            learner_step(next(batches))
+        batches.close()
     """
 
     def __init__(self, iterator: Iterator[T], buffer_size: int = 2):
         self._iterator = iterator
         self._buffer: queue.Queue = queue.Queue(maxsize=buffer_size)
         self._retrieved = 0
+        self._closed = threading.Event()
         self._thread = threading.Thread(target=self._fill, name="acmelike-prefetch", daemon=True)
         self._thread.start()
+
+    def _put(self, element) -> bool:
+        """Waits for room in the buffer unless closed; returns whether `element` went in."""
+        while not self._closed.is_set():
+            try:
+                self._buffer.put(element, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
 
     def _fill(self):
         try:
             for element in self._iterator:
-                self._buffer.put(element)
+                if not self._put(element):
+                    return
         except BaseException as error:  # noqa: BLE001 - handed to the consumer thread
-            self._buffer.put(error)
+            self._put(error)
             return
-        self._buffer.put(_END)
+        self._put(_END)
+
+    def close(self, timeout: float = 0.0) -> None:
+        """Stops prefetching; waits up to `timeout` seconds for the thread to end (it ends by itself)."""
+        self._closed.set()
+        close = getattr(self._iterator, "close", None)
+        if close is not None:
+            close()
+        self._thread.join(timeout)
 
     def ready(self) -> bool:
         return not self._buffer.empty()
