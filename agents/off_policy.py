@@ -6,7 +6,7 @@ replay table, dataset, adder, actor and the `SGDLearner` around the learning ste
 
 import abc
 import functools
-from typing import Any, Callable, Iterator, Mapping, NamedTuple, Sequence
+from typing import Any, Iterator, Mapping
 
 import numpy as np
 
@@ -15,7 +15,7 @@ from acmelike.actors.actor_core import ActorCore
 from acmelike.adders.base import Adder
 from acmelike.builders import ActorLearnerBuilder, policy_extras_spec
 from acmelike.config_checks import check_field
-from acmelike.learners import SGDLearner
+from acmelike.learners import LearningParts
 from acmelike.specs import EnvironmentSpec
 from acmelike.types import ReplaySample
 
@@ -38,13 +38,12 @@ def check_off_policy_fields(config: Any) -> None:
               "one or more positive layer sizes")
 
 
-class LearningParts(NamedTuple):
-    """What `SGDLearner` needs from an agent's learning module."""
-
-    state: Any  # the initial TrainingState
-    update_step: Callable  # (state, ReplaySample) -> (state, metrics, extras)
-    loss_keys: Sequence[str]  # metrics that must stay finite
-    policy_params: Callable[[Any], Any]  # state -> the parameters actors run (served as "policy")
+def write_priorities(replay_client, table: str, batch: ReplaySample, extras: Mapping[str, np.ndarray]) -> None:
+    """A learner's `after_update` on prioritized replay: the sampled items' new priorities (`extras["priorities"]`,
+    one per item of `batch`) to `table`. Bind the first two with functools.partial."""
+    keys = np.asarray(batch.info.key).reshape(-1).tolist()
+    priorities = np.asarray(extras["priorities"], dtype=np.float64).reshape(-1).tolist()
+    replay_client.mutate_priorities(table, updates=dict(zip(keys, priorities)))
 
 
 class OffPolicyBuilder(ActorLearnerBuilder[Any, ActorCore]):
@@ -67,12 +66,6 @@ class OffPolicyBuilder(ActorLearnerBuilder[Any, ActorCore]):
 
     def _prioritized(self) -> bool:
         return getattr(self.config, "priority_exponent", 0.0) > 0
-
-    def _write_priorities(self, replay_client, batch: ReplaySample, extras: Mapping[str, np.ndarray]) -> None:
-        """The learner's `after_update`: the sampled items' new priorities (`extras["priorities"]`) to replay."""
-        keys = np.asarray(batch.info.key).reshape(-1).tolist()
-        priorities = np.asarray(extras["priorities"], dtype=np.float64).reshape(-1).tolist()
-        replay_client.mutate_priorities(self.config.replay_table_name, updates=dict(zip(keys, priorities)))
 
     def make_replay_tables(self, *, environment_spec: EnvironmentSpec, policy: ActorCore) -> list:
         from acmelike import replay
@@ -127,15 +120,12 @@ class OffPolicyBuilder(ActorLearnerBuilder[Any, ActorCore]):
     ) -> core.Learner:
         parts = self.learning_parts(networks=networks, environment_spec=environment_spec, random_key=random_key)
         prioritized = self._prioritized() and replay_client is not None
-        return SGDLearner(
-            state=parts.state,
-            update_step=parts.update_step,
-            iterator=dataset,
-            variables={"policy": parts.policy_params},
+        return parts.make_learner(
+            dataset,
+            name=f"{self.name} learner",
             num_sgd_steps_per_step=self.config.num_sgd_steps_per_step,
-            after_update=functools.partial(self._write_priorities, replay_client) if prioritized else None,
-            loss_keys=parts.loss_keys,
+            after_update=(functools.partial(write_priorities, replay_client, self.config.replay_table_name)
+                          if prioritized else None),
             counter=counter,
             logger=logger,
-            name=f"{self.name} learner",
         )

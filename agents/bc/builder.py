@@ -1,7 +1,7 @@
 """BCBuilder: behavioural cloning through the one builder interface, from a Minari dataset."""
 
 from acmelike.actors import categorical_policy_core
-from acmelike.learners import SGDLearner
+from acmelike.learners import LearningParts
 from agents.bc import learning
 from agents.offline_builder import OfflineBuilder
 
@@ -9,18 +9,15 @@ from agents.offline_builder import OfflineBuilder
 class BCBuilder(OfflineBuilder):
     """Clones the dataset's actions; the evaluation policy takes the most likely action."""
 
+    name = "BC"
+
     def make_policy(self, *, networks, environment_spec, evaluation: bool = False):
         return categorical_policy_core(networks.policy_network.apply, greedy=evaluation)
 
-    def make_learner(self, *, random_key, networks, dataset, environment_spec, replay_client=None, counter=None,
-                     logger=None):
-        return SGDLearner(
+    def learning_parts(self, *, networks, environment_spec, random_key) -> LearningParts:
+        return LearningParts(
             state=learning.init_training_state(networks.policy_network, self.config, random_key),
             update_step=learning.make_update_step(networks.policy_network, self.config),
-            iterator=dataset,
-            variables={"policy": lambda state: state.params},
-            num_sgd_steps_per_step=self.config.num_sgd_steps_per_step,
-            counter=counter,
-            logger=logger,
-            name="BC learner",
+            loss_keys=("loss",),
+            policy_params=lambda state: state.params,
         )

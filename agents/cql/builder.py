@@ -1,7 +1,7 @@
 """CQLBuilder: discrete conservative Q-learning through the one builder interface, from a Minari dataset."""
 
 from acmelike.actors import epsilon_greedy_core
-from acmelike.learners import SGDLearner
+from acmelike.learners import LearningParts
 from agents.cql import learning
 from agents.offline_builder import OfflineBuilder
 
@@ -9,18 +9,15 @@ from agents.offline_builder import OfflineBuilder
 class CQLBuilder(OfflineBuilder):
     """Learns DQN's Q-network offline; every policy acts greedily on it."""
 
+    name = "CQL"
+
     def make_policy(self, *, networks, environment_spec, evaluation: bool = False):
         return epsilon_greedy_core(networks.q_network.apply, lambda steps: 0.0)
 
-    def make_learner(self, *, random_key, networks, dataset, environment_spec, replay_client=None, counter=None,
-                     logger=None):
-        return SGDLearner(
+    def learning_parts(self, *, networks, environment_spec, random_key) -> LearningParts:
+        return LearningParts(
             state=learning.init_training_state(networks, self.config, random_key),
             update_step=learning.make_update_step(networks, self.config),
-            iterator=dataset,
-            variables={"policy": lambda state: state.params},
-            num_sgd_steps_per_step=self.config.num_sgd_steps_per_step,
-            counter=counter,
-            logger=logger,
-            name="CQL learner",
+            loss_keys=("loss",),
+            policy_params=lambda state: state.params,
         )

@@ -10,7 +10,7 @@ from typing import Optional, Tuple
 from acmelike.actors import squashed_gaussian_core
 from acmelike.builders import AgentDefinition
 from acmelike.config_checks import check_field
-from acmelike.learners import SGDLearner
+from acmelike.learners import LearningParts
 from agents.cql import continuous_learning as learning
 from agents.offline_builder import OfflineBuilder
 from agents.sac.networks import make_networks
@@ -59,21 +59,17 @@ class ContinuousCQLConfig:
 class ContinuousCQLBuilder(OfflineBuilder):
     """Learns SAC's policy and twin critics offline; the evaluation policy is the squashed Gaussian's mean."""
 
+    name = "continuous CQL"
+
     def make_policy(self, *, networks, environment_spec, evaluation: bool = False):
         return squashed_gaussian_core(networks.policy.apply, networks.bounds, greedy=evaluation)
 
-    def make_learner(self, *, random_key, networks, dataset, environment_spec, replay_client=None, counter=None,
-                     logger=None):
-        return SGDLearner(
+    def learning_parts(self, *, networks, environment_spec, random_key) -> LearningParts:
+        return LearningParts(
             state=learning.init_training_state(networks, self.config, random_key),
             update_step=learning.make_update_step(networks, self.config),
-            iterator=dataset,
-            variables={"policy": lambda state: state.policy_params},
-            num_sgd_steps_per_step=self.config.num_sgd_steps_per_step,
             loss_keys=learning.LOSS_KEYS,
-            counter=counter,
-            logger=logger,
-            name="continuous CQL learner",
+            policy_params=lambda state: state.policy_params,
         )
 
 

@@ -2,11 +2,12 @@
 agents/off_policy.py)."""
 
 from acmelike.actors import gaussian_noise_core
+from acmelike.learners import LearningParts
 from acmelike.specs import EnvironmentSpec
 from agents.d4pg import learning
 from agents.d4pg.config import D4PGConfig
 from agents.d4pg.networks import D4PGNetworks
-from agents.off_policy import LearningParts, OffPolicyBuilder
+from agents.off_policy import OffPolicyBuilder
 
 
 class D4PGBuilder(OffPolicyBuilder):

@@ -3,11 +3,12 @@
 import optax
 
 from acmelike.actors import epsilon_greedy_core
+from acmelike.learners import LearningParts
 from acmelike.specs import EnvironmentSpec
 from agents.dqn import learning
 from agents.dqn.config import DQNConfig
 from agents.dqn.networks import DQNNetworks
-from agents.off_policy import LearningParts, OffPolicyBuilder
+from agents.off_policy import OffPolicyBuilder
 
 
 class DQNBuilder(OffPolicyBuilder):

@@ -1,14 +1,10 @@
 """IMPALABuilder: IMPALA through the one builder interface."""
 
-from typing import Iterator
-
-from acmelike import core
 from acmelike.actors import recurrent_categorical_core
 from acmelike.actors.actor_core import ActorCore
 from acmelike.builders import ActorLearnerBuilder
-from acmelike.learners import SGDLearner
+from acmelike.learners import LearningParts
 from acmelike.specs import EnvironmentSpec
-from acmelike.types import ReplaySample
 from agents.impala import learning
 from agents.impala.config import IMPALAConfig
 from agents.impala.networks import IMPALANetworks
@@ -22,29 +18,19 @@ class IMPALABuilder(OnPolicyBuilder, ActorLearnerBuilder[IMPALANetworks, ActorCo
     with slightly stale policies, which V-trace corrects for.
     """
 
+    name = "IMPALA"
+
     def __init__(self, config: IMPALAConfig = IMPALAConfig()):
         super().__init__(config)
 
     def make_policy(self, *, networks: IMPALANetworks, environment_spec: EnvironmentSpec, evaluation: bool = False):
         return recurrent_categorical_core(networks.network, networks.num_actions, greedy=evaluation)
 
-    def make_learner(
-        self,
-        *,
-        random_key,
-        networks: IMPALANetworks,
-        dataset: Iterator[ReplaySample],
-        environment_spec: EnvironmentSpec,
-        replay_client=None,
-        counter=None,
-        logger=None,
-    ) -> core.Learner:
-        return SGDLearner(
+    def learning_parts(self, *, networks: IMPALANetworks, environment_spec: EnvironmentSpec,
+                       random_key) -> LearningParts:
+        return LearningParts(
             state=learning.init_training_state(networks, self.config, random_key),
             update_step=learning.make_update_step(networks, self.config),
-            iterator=dataset,
-            variables={"policy": lambda state: state.params},
-            counter=counter,
-            logger=logger,
-            name="IMPALA learner",
+            loss_keys=("loss",),
+            policy_params=lambda state: state.params,
         )

@@ -1,17 +1,17 @@
 """R2D2Builder: R2D2 through the one builder interface."""
 
+import functools
 from typing import Iterator
-
-import numpy as np
 
 from acmelike import core
 from acmelike.actors import apex_epsilons, recurrent_epsilon_greedy_core
 from acmelike.actors.actor_core import ActorCore
 from acmelike.adders.base import Adder
 from acmelike.builders import ActorLearnerBuilder, policy_extras_spec
-from acmelike.learners import SGDLearner
+from acmelike.learners import LearningParts
 from acmelike.specs import EnvironmentSpec
 from acmelike.types import ReplaySample
+from agents.off_policy import write_priorities
 from agents.r2d2 import learning
 from agents.r2d2.config import R2D2Config
 from agents.r2d2.networks import R2D2Networks
@@ -91,20 +91,12 @@ class R2D2Builder(ActorLearnerBuilder[R2D2Networks, ActorCore]):
         counter=None,
         logger=None,
     ) -> core.Learner:
-        table = self.config.replay_table_name
-
-        def update_priorities(batch: ReplaySample, extras) -> None:
-            keys = np.asarray(batch.info.key).reshape(-1).tolist()
-            priorities = np.asarray(extras["priorities"], dtype=np.float64).reshape(-1).tolist()
-            replay_client.mutate_priorities(table, updates=dict(zip(keys, priorities)))
-
-        return SGDLearner(
+        parts = LearningParts(
             state=learning.init_training_state(networks, self.config, random_key),
             update_step=learning.make_update_step(networks, self.config),
-            iterator=dataset,
-            variables={"policy": lambda state: state.params},
-            after_update=update_priorities if replay_client is not None else None,
-            counter=counter,
-            logger=logger,
-            name="R2D2 learner",
+            loss_keys=("loss",),
+            policy_params=lambda state: state.params,
         )
+        write = functools.partial(write_priorities, replay_client, self.config.replay_table_name)
+        return parts.make_learner(dataset, name="R2D2 learner", counter=counter, logger=logger,
+                                  after_update=write if replay_client is not None else None)

@@ -1,8 +1,9 @@
 """SACBuilder: SAC through the one builder interface (uniform transition replay, see agents/off_policy.py)."""
 
 from acmelike.actors import squashed_gaussian_core
+from acmelike.learners import LearningParts
 from acmelike.specs import EnvironmentSpec
-from agents.off_policy import LearningParts, OffPolicyBuilder
+from agents.off_policy import OffPolicyBuilder
 from agents.sac import learning
 from agents.sac.config import SACConfig
 from agents.sac.networks import SACNetworks

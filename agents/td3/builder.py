@@ -1,8 +1,9 @@
 """TD3Builder: TD3 through the one builder interface (uniform transition replay, see agents/off_policy.py)."""
 
 from acmelike.actors import gaussian_noise_core
+from acmelike.learners import LearningParts
 from acmelike.specs import EnvironmentSpec
-from agents.off_policy import LearningParts, OffPolicyBuilder
+from agents.off_policy import OffPolicyBuilder
 from agents.td3 import learning
 from agents.td3.config import TD3Config
 from agents.td3.networks import TD3Networks
