@@ -1,4 +1,4 @@
-"""Learner throughput: SGD updates/s of the DQN, PPO and SAC update steps inside `SGDLearner`, against a bare jitted loop.
+"""Learner throughput: SGD updates/s of each agent's update step inside `SGDLearner`, against a bare jitted loop.
 
 Both sides run the same jitted update (`scan_update_steps(update_step, K)`) on the same synthetic batch, already
 on the device JAX picks (CPU here, a GPU where one is visible). The bare loop only dispatches and blocks at the
@@ -6,8 +6,11 @@ end; the learner shell also pulls from an iterator, checks the loss for NaN, cou
 learner / bare is the shell's cost (goal: >= 0.95). Compile time is measured separately from run time.
 SAC (batch 256, 256x256 policy and twin critics, three optimisers in one TrainingState) runs on a Pendulum-like
 spec (3-d observations, one action in [-2, 2]) with its default number of SGD steps fused per learner step.
+R2D2 (64 sequences x 80 steps: burn-in 40, trace 39, 1 bootstrap step) and IMPALA (32 x 20, +1 bootstrap step) run
+on Atari-shaped batches: 84x84x4 uint8 frames through the Nature-DQN conv torso and a 512-unit LSTM. On a CPU one
+of those updates takes seconds, so they run only a few calls there: the numbers that matter come from a GPU.
 
-    python benchmarks/learner_throughput.py [--quick] [--out benchmarks/results]
+    python benchmarks/learner_throughput.py [--quick] [--agents dqn ppo sac r2d2 impala] [--out benchmarks/results]
 """
 
 import argparse
@@ -25,7 +28,7 @@ from dm_env import specs  # noqa: E402
 from acmelike.learners import SGDLearner, scan_update_steps  # noqa: E402
 from acmelike.specs import EnvironmentSpec  # noqa: E402
 from acmelike.types import ReplaySample, SampleInfo, Step, Transition  # noqa: E402
-from benchmarks.common import header, machine_info, median_rate, package_versions, result_row, write_json  # noqa: E402
+from benchmarks.common import RESULTS_DIR, header, machine_info, median_rate, package_versions, result_row, write_json  # noqa: E402
 
 
 def cartpole_like_spec(observation_size: int, num_actions: int) -> EnvironmentSpec:
@@ -117,6 +120,60 @@ def sac_case(spec, rng):
     return learning.make_update_step(networks, config), state, batch, config.num_sgd_steps_per_step, 1, shape
 
 
+FRAMES = (84, 84, 4)
+NUM_ACTIONS = 18
+
+
+def atari_like_spec() -> EnvironmentSpec:
+    return EnvironmentSpec(
+        observations=specs.Array(FRAMES, np.uint8, "observation"),
+        actions=specs.DiscreteArray(NUM_ACTIONS, np.int32, "action"),
+        rewards=specs.Array((), np.float32, "reward"),
+        discounts=specs.BoundedArray((), np.float32, 0.0, 1.0, "discount"),
+    )
+
+
+def sequence_batch(rng, batch, length, lstm_size, extras):
+    starts = np.zeros((batch, length), bool)
+    starts[:, length // 2] = True  # one episode boundary per sequence
+    core_state = np.zeros((batch, length, lstm_size), np.float32)
+    return ReplaySample(
+        info=SampleInfo(np.arange(batch, dtype=np.uint64), rng.uniform(1e-4, 1e-3, batch), np.full(batch, 10_000)),
+        data=Step(
+            observation=rng.integers(0, 256, (batch, length) + FRAMES, dtype=np.uint8),
+            action=rng.integers(0, NUM_ACTIONS, (batch, length)).astype(np.int32),
+            reward=rng.normal(size=(batch, length)).astype(np.float32),
+            discount=np.ones((batch, length), np.float32),
+            start_of_episode=starts,
+            extras={"core_state": (core_state, core_state), **extras},
+        ),
+    )
+
+
+def r2d2_case(spec, rng):
+    from agents.r2d2 import R2D2Config, learning, make_networks
+
+    config = R2D2Config(torso="nature_dqn", lstm_size=512, batch_size=64, burn_in_length=40, trace_length=39)
+    networks = make_networks(spec, config)
+    batch = sequence_batch(rng, config.batch_size, config.sequence_length, config.lstm_size, {})
+    state = learning.init_training_state(networks, config, jax.random.PRNGKey(0))
+    shape = f"[{config.batch_size} x {config.sequence_length}] steps of {FRAMES} uint8, burn-in {config.burn_in_length}"
+    return learning.make_update_step(networks, config), state, batch, 1, 1, shape
+
+
+def impala_case(spec, rng):
+    from agents.impala import IMPALAConfig, learning, make_networks
+
+    config = IMPALAConfig(torso="nature_dqn", lstm_size=512, batch_size=32, unroll_length=20)
+    networks = make_networks(spec, config)
+    length = config.unroll_length + 1
+    logits = {"logits": np.zeros((config.batch_size, length, NUM_ACTIONS), np.float32)}
+    batch = sequence_batch(rng, config.batch_size, length, config.lstm_size, logits)
+    state = learning.init_training_state(networks, config, jax.random.PRNGKey(0))
+    shape = f"[{config.batch_size} x {length}] steps of {FRAMES} uint8"
+    return learning.make_update_step(networks, config), state, batch, 1, 1, shape
+
+
 def measure(name, case, calls: int, repeats: int, loss_keys=("loss",)):
     update_step, state, batch, scan_steps, inner_sgd_steps, shape = case
     batch = jax.device_put(batch)
@@ -175,22 +232,38 @@ def sac_loss_keys():
     return LOSS_KEYS
 
 
+# name -> (case builder, spec builder, calls relative to DQN's, whether it is one of the heavy Atari-shaped cases)
+CASES = {
+    "dqn": (dqn_case, lambda args: cartpole_like_spec(args.observation_size, args.num_actions), 1.0, False),
+    "ppo": (ppo_case, lambda args: cartpole_like_spec(args.observation_size, args.num_actions), 0.2, False),
+    "sac": (sac_case, lambda args: pendulum_like_spec(), 0.2, False),
+    "r2d2": (r2d2_case, lambda args: atari_like_spec(), 1.0, True),
+    "impala": (impala_case, lambda args: atari_like_spec(), 4.0, True),
+}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer calls and repeats")
+    parser.add_argument("--agents", nargs="+", choices=sorted(CASES), default=list(CASES))
     parser.add_argument("--out", default=None, help="results directory (default benchmarks/results)")
     parser.add_argument("--observation-size", type=int, default=4)
     parser.add_argument("--num-actions", type=int, default=2)
     args = parser.parse_args(argv)
+    on_cpu = jax.devices()[0].platform == "cpu"
     calls, repeats = (50, 3) if args.quick else (300, 5)
+    # On a CPU one Atari-shaped R2D2 update takes seconds: a handful of calls per side and repeat.
+    heavy_calls, heavy_repeats = (1, 2) if args.quick else ((3, 3) if on_cpu else (50, 5))
     started = header("learner_throughput", quick=args.quick, seeds=[0])
-    spec = cartpole_like_spec(args.observation_size, args.num_actions)
     rng = np.random.default_rng(0)
-    results = [
-        measure("dqn", dqn_case(spec, rng), calls, repeats),
-        measure("ppo", ppo_case(spec, rng), max(calls // 5, 10), repeats),
-        measure("sac", sac_case(pendulum_like_spec(), rng), max(calls // 5, 10), repeats, sac_loss_keys()),
-    ]
+    results = []
+    for name in args.agents:
+        make_case, make_spec, scale, heavy = CASES[name]
+        base_calls, base_repeats = (heavy_calls, heavy_repeats) if heavy else (calls, repeats)
+        loss_keys = sac_loss_keys() if name == "sac" else ("loss",)
+        case = make_case(make_spec(args), rng)
+        results.append(measure(name, case, max(int(base_calls * scale), 1 if heavy else 10), base_repeats, loss_keys))
+        print(f"{name}: {results[-1]['sgd_learner_sgd_steps_per_s']} SGD steps/s", flush=True)
     device = jax.devices()[0]
     payload = {
         "benchmark": "learner_throughput",
@@ -223,7 +296,7 @@ def main(argv=None):
             f"{r['agent']:6s} {r['bare_jitted_loop_sgd_steps_per_s']:17.0f} {r['sgd_learner_sgd_steps_per_s']:20.0f} "
             f"{r['ratio_learner_to_bare']:6.3f} {r['compile_seconds']:9.2f}  {r['batch']}"
         )
-    path = write_json("learner_throughput", payload, args.out) if args.out else write_json("learner_throughput", payload)
+    path = write_json("learner_throughput", payload, args.out or RESULTS_DIR)
     print(f"wrote {path}")
 
 

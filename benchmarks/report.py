@@ -27,7 +27,6 @@ ORDER = [
     "engine_overhead",
     "central_inference",
     "learner_throughput",
-    "recurrent_learner_throughput",
 ]
 
 

@@ -25,7 +25,6 @@ BENCHMARKS = [
     "actor_throughput",
     "replay_throughput",
     "learner_throughput",
-    "recurrent_learner_throughput",
     "time_to_solve",
     "batched_acting",
     "anakin_ppo",
