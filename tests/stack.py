@@ -23,3 +23,9 @@ def require(package: str):
             f"needs {package} (full stack only: Python 3.10 with dm-reverb/dm-launchpad; run `make test`)",
             allow_module_level=True,
         )
+
+
+# Long tests (learning as a distributed program, slow datasets) run only with ACMELIKE_LONG_TESTS=1: CI keeps to
+# one distributed learning run per engine and single-process learning for each agent.
+LONG_TESTS = os.environ.get("ACMELIKE_LONG_TESTS") == "1"
+long_test = pytest.mark.skipif(not LONG_TESTS, reason="long: set ACMELIKE_LONG_TESTS=1 to run")

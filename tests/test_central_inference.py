@@ -9,7 +9,7 @@ import jax
 import numpy as np
 import pytest
 from program_launcher import Launcher, line_after
-from stack import require
+from stack import long_test, require
 
 require("launchpad")
 
@@ -134,6 +134,7 @@ def test_failing_actor_under_central_inference_stops_program_and_is_named(tmp_pa
     assert launcher.left_behind() == []
 
 
+@long_test  # ~6 min of a loaded 2-core machine; CI has the action-for-action test above
 def test_central_inference_dqn_learns_cartpole(tmp_path):
     budget = 100_000
     launcher = Launcher(

@@ -1,12 +1,10 @@
 """Continuous CQL: the conservative penalty's value and gradients, its effect on SAC's critics, and (with
 ACMELIKE_LONG_TESTS=1) learning Pendulum-v1 from recorded expert plus random data."""
 
-import os
-
 import jax
 import jax.numpy as jnp
 import numpy as np
-import pytest
+from stack import long_test
 
 from agents.cql.continuous_learning import continuous_conservative_penalty, make_conservative_regulariser
 
@@ -70,7 +68,6 @@ def test_regulariser_pushes_sac_critics_down_off_the_data_relative_to_it():
 
 # Learning, with ACMELIKE_LONG_TESTS=1 (a SAC expert is trained first: minutes on 2 cores).
 
-LONG = pytest.mark.skipif(os.environ.get("ACMELIKE_LONG_TESTS") != "1", reason="long: set ACMELIKE_LONG_TESTS=1 to run")
 EXPERT_EPISODES, RANDOM_EPISODES = 10, 40
 # Measured (seed 0): CQL -1331, -1082, -839, -371 at learner steps 250 ... 1000, where it stops; the random
 # episodes average -1228. Offline SAC (cql_alpha=0), the baseline, reaches -136 at 750 on the same data
@@ -78,9 +75,9 @@ EXPERT_EPISODES, RANDOM_EPISODES = 10, 40
 CQL_STEPS, CQL_THRESHOLD, CQL_OVERRIDES = 1500, -450.0, ()
 
 
-@LONG
+@long_test
 def test_continuous_cql_learns_pendulum_from_expert_and_random_data(tmp_path, monkeypatch):
-    from tests.stack import require
+    from stack import require
 
     require("reverb")
     import minari

@@ -1,4 +1,5 @@
-"""SAC, TD3 and D4PG learn Pendulum-v1 (fixed seeds), single-process; SAC also as a local_mp program with 2 actors.
+"""SAC, TD3 and D4PG learn Pendulum-v1 (fixed seeds), single-process; SAC also as a local_mp program with 2 actors
+(a long test: ACMELIKE_LONG_TESTS=1).
 
 Each run stops as soon as the last 10 episodes average -250 (a random policy averages about -1200, a policy
 that never learns to swing up stays below -700), so CI pays only for the steps learning takes.
@@ -8,7 +9,7 @@ import json
 
 import pytest
 from program_launcher import Launcher
-from stack import require
+from stack import long_test, require
 
 require("reverb")
 
@@ -37,6 +38,7 @@ def test_agent_learns_pendulum(agent, budget):
     assert summary["learner_steps"] > 0
 
 
+@long_test  # CI's distributed learning run is local_mp DQN (tests/test_distributed.py)
 def test_sac_learns_pendulum_as_a_local_mp_program_with_two_actors(tmp_path):
     require("launchpad")
     budget = 20_000

@@ -1,4 +1,8 @@
-"""Distributed resume: a local_mp program killed mid-way goes on from its checkpoint when resumed.
+"""Distributed resume: a distributed program killed mid-way goes on from its checkpoint when resumed.
+
+CI runs it as a local_mt program (every node a thread of one process: a third of local_mp's start-up on 2 cores);
+with ACMELIKE_LONG_TESTS=1 it runs as local_mp, each node a process. The node bodies, their checkpoints and
+their restore are the same code under both.
 
 The kill is SIGKILL to the launcher's whole process group: a crash or a preempted machine takes every node down
 at once, and nothing is saved on the way out. (SIGKILL to the launcher alone would orphan its node processes,
@@ -13,7 +17,7 @@ import time
 
 import pytest
 from program_launcher import Launcher
-from stack import require
+from stack import LONG_TESTS, require
 
 require("launchpad")
 
@@ -21,7 +25,8 @@ from run_helpers import SMALL_DQN, csv_column, run  # noqa: E402
 from tensorboard_events import read_scalars, session_starts  # noqa: E402
 
 STEPS = 12_000  # the kill lands after the first checkpoint; the resumed program runs the rest
-ARGS = ("--agent", "dqn", "--env", "CartPole-v1", "--launch", "local_mp", "--actors", "1", "--steps", STEPS,
+LAUNCH = "local_mp" if LONG_TESTS else "local_mt"
+ARGS = ("--agent", "dqn", "--env", "CartPole-v1", "--launch", LAUNCH, "--actors", "1", "--steps", STEPS,
         "--checkpoint-every", "0.05", "--tensorboard", *SMALL_DQN)
 
 
@@ -49,7 +54,8 @@ def killed_and_resumed(tmp_path_factory):
         # Killed once a second checkpoint exists (the learner has been learning) and the actor's events past it
         # are on disk, so the killed program leaves a timeline (CSV rows, TensorBoard events) that the resumed one
         # must replace.
-        while first.process.poll() is None and time.time() - started < 600:  # node start-up alone took 5 minutes on a loaded machine
+        # Node start-up alone took 5 minutes on a loaded machine.
+        while first.process.poll() is None and time.time() - started < 600:
             checkpoints = _checkpoints(run_dir)
             latest = checkpoints[-1] if len(checkpoints) >= 2 else None
             if latest and _max_step(read_scalars(events, purge=False), "actor_0/actor_steps") > int(
@@ -81,7 +87,7 @@ def killed_and_resumed(tmp_path_factory):
 
 def test_resumed_program_ends_at_its_budget_and_leaves_nothing(killed_and_resumed):
     summary = killed_and_resumed["summary"]
-    assert summary["env_steps"] >= STEPS and summary["launch"] == "local_mp"
+    assert summary["env_steps"] >= STEPS and summary["launch"] == LAUNCH
     assert summary["interrupted"] is False
     assert killed_and_resumed["metadata"]["step"] < STEPS
     # The steps limiter had the learner checkpoint the run before it ended the program.

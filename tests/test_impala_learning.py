@@ -1,9 +1,9 @@
 """IMPALA learns CartPole-v1 (fixed seeds): single-process, and as a local_mp program with 2 actors.
 
 Single-process, seeds 0, 1, 2 reached an average of 400 after 82.4k, 74.9k and 78.0k steps; this test (seed 0)
-again after 74.8k steps, in 87 CPU-seconds (260 s of wall time with the load average at 45-50). The defaults were chosen over 5 seeds of the
-same update (agents/impala/config.py); the update with each action scored under the next step's logits (an
-off-by-one bug) ends near 9 on all 3 seeds it was run on.
+again after 74.8k steps, in 87 CPU-seconds (260 s of wall time with the load average at 45-50). The defaults were
+chosen over 5 seeds of the same update (agents/impala/config.py); the update with each action scored under the
+next step's logits (an off-by-one bug) ends near 9 on all 3 seeds it was run on.
 
 The local_mp program runs only with ACMELIKE_LONG_TESTS=1 (a by-hand check): without --stop-at-return, 300k steps
 with 2 actors ended at an average of 500 (475 first reached at 105.8k steps) in 922 s with the load average at
@@ -11,20 +11,15 @@ with 2 actors ended at an average of 500 (475 first reached at 105.8k steps) in 
 """
 
 import json
-import os
-
-import pytest
 
 from program_launcher import Launcher, line_after
-from stack import require
+from stack import long_test, require
 
 from launch.registry import make_experiment_config
 
 TARGET = 400.0
 BUDGET = 300_000
 
-
-LONG = pytest.mark.skipif(os.environ.get("ACMELIKE_LONG_TESTS") != "1", reason="long: set ACMELIKE_LONG_TESTS=1 to run")
 
 
 def test_impala_learns_cartpole_single_process(tmp_path):
@@ -41,7 +36,7 @@ def test_impala_learns_cartpole_single_process(tmp_path):
     assert summary["env_steps"] <= BUDGET + 500, summary
 
 
-@LONG
+@long_test
 def test_impala_learns_cartpole_as_a_local_mp_program(tmp_path):
     require("launchpad")
     launcher = Launcher(

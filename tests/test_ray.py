@@ -1,5 +1,6 @@
-"""The program graph on Ray: placement on a two-node cluster (DQN learns CartPole), an actor killed mid-run is
-restarted and counted, an injected failure names its node, and signals leave no Ray process behind.
+"""The program graph on Ray: placement on a two-node cluster (and, a long test, DQN learning CartPole there), an
+actor killed mid-run is restarted and counted, an injected failure names its node, and signals leave no Ray
+process behind.
 
 Ray runs beside Reverb on the full stack only (ray 2.48.0, the newest that resolves beside TensorFlow 2.8). Every
 run is a subprocess (tests/program_launcher.py). The two-node cluster is started once for the module; the local
@@ -16,7 +17,7 @@ import time
 import psutil
 import pytest
 from program_launcher import Launcher, line_after
-from stack import require
+from stack import long_test, require
 
 require("reverb")
 require("ray")
@@ -114,22 +115,41 @@ def test_resources_parse_and_bad_placements_are_named():
     os.rmdir(deep)
 
 
-def test_two_node_cluster_places_nodes_by_resource_and_dqn_learns_cartpole(cluster, tmp_path):
+PLACEMENT = ("--ray-resources", "actor=worker,learner=head,replay=head")
+
+
+def _assert_placed_by_resource(where) -> None:
+    assert where["learner"]["resources"].get("head") and where["replay"]["resources"].get("head"), where
+    assert where["actor_0"]["resources"].get("worker") and where["actor_1"]["resources"].get("worker"), where
+    assert where["learner"]["node_id"] == where["replay"]["node_id"] != where["actor_0"]["node_id"]
+
+
+def test_two_node_cluster_places_nodes_by_resource(cluster, tmp_path):
+    launcher = Launcher("smoke", "--launch", "ray", "--ray-address", cluster, *PLACEMENT, "--actors", 2, "--steps", 400,
+                        run_dir=tmp_path)
+    assert launcher.wait(timeout=600) == 0, launcher.output[-5000:]
+    summary = _summary(launcher)
+    assert summary["launch"] == "ray" and summary["ray_address"] == cluster and summary["restarts"] == {}
+    assert summary["interrupted"] is False and summary["env_steps"] >= 400, summary
+    where = _placements(tmp_path)
+    assert {"replay", "counter", "learner", "actor_0", "actor_1", "steps_limiter"} <= set(where)
+    _assert_placed_by_resource(where)
+
+
+@long_test  # CI's distributed learning run is local_mp DQN (tests/test_distributed.py)
+def test_dqn_learns_cartpole_on_the_two_node_cluster(cluster, tmp_path):
     budget = 100_000
     launcher = Launcher(
-        "learn", "--launch", "ray", "--ray-address", cluster, "--ray-resources", "actor=worker,learner=head,replay=head",
+        "learn", "--launch", "ray", "--ray-address", cluster, *PLACEMENT,
         "--actors", 2, "--steps", budget, "--eval-every", 10_000, "--stop-at-return", 400, run_dir=tmp_path,
     )
     assert launcher.wait(timeout=900) == 0, launcher.output[-5000:]
     summary = _summary(launcher)
     assert summary["average_evaluator_return"] >= 400, summary
-    assert summary["launch"] == "ray" and summary["ray_address"] == cluster and summary["restarts"] == {}
     assert summary["interrupted"] is False and summary["env_steps"] <= budget + 2_000, summary
     where = _placements(tmp_path)
     assert set(where) == {"replay", "counter", "learner", "actor_0", "actor_1", "evaluator", "steps_limiter"}
-    assert where["learner"]["resources"].get("head") and where["replay"]["resources"].get("head"), where
-    assert where["actor_0"]["resources"].get("worker") and where["actor_1"]["resources"].get("worker"), where
-    assert where["learner"]["node_id"] == where["replay"]["node_id"] != where["actor_0"]["node_id"]
+    _assert_placed_by_resource(where)
     assert (tmp_path / "learning_curve.png").stat().st_size > 1000
 
 
@@ -168,7 +188,11 @@ def test_local_ray_smoke_on_fakes_then_nothing_is_left(tmp_path):
     assert launcher.left_behind() == [] and no_ray_processes_left(since) == []
 
 
-@pytest.mark.parametrize("signal_number, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"])
+# SIGTERM goes through the same handler as Ctrl-C; it is a long test.
+@pytest.mark.parametrize(
+    "signal_number, code", [(signal.SIGINT, 130), pytest.param(signal.SIGTERM, 143, marks=long_test)],
+    ids=["SIGINT", "SIGTERM"],
+)
 def test_signal_to_the_launcher_stops_every_ray_actor(signal_number, code, tmp_path):
     since = time.time()
     run_dir = tmp_path / "run"
