@@ -182,7 +182,7 @@ class LearnerNode(core.Worker, core.VariableSource):
                     self._checkpoints.save_if_due()
                 else:
                     stop.wait(0.001)
-            self._iterator.close()  # under local_mt the process outlives this node
+            self._iterator.close(timeout=5.0)  # under local_mt the process outlives this node
             if self._run_dir:  # the trained policy, at the actor step last counted (no call to a stopped node)
                 step = int(self._counter.get_counts().get("actor_steps", 0))
                 save_run_snapshot(self._config, self._learner, self._spec, step)

@@ -177,9 +177,10 @@ def run_single_process(config: ExperimentConfig, options: RunOptions = RunOption
         params = learner.get_variables(["policy"])[0]
     finally:
         if iterator is not None:
-            # Its thread may wait on a table's rate limiter, which holds the table's worker threads: closed, it
-            # lets go within the dataset's timeout instead of spinning on in this process after the run.
-            iterator.close()
+            # Its thread may wait on a table's rate limiter, holding the table and its worker threads: closed, it
+            # lets go within the dataset's 1 s timeout, and they do not spin on in this process after the run. It
+            # must end before the server stops: a sampler waiting on a stopped server's table never times out.
+            iterator.close(timeout=5.0)
         if adder is not None:
             adder.close()  # an open writer stream makes server.stop() wait out its 5 s deadline
         server.stop()

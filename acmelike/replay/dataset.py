@@ -10,9 +10,10 @@ import tensorflow as tf
 from acmelike.types import ReplaySample, SampleInfo
 
 # How long one sample request may wait on a table's rate limiter before the pipeline ends and is built again. A
-# thread blocked in Reverb cannot be woken, so this is how often a `close()`d dataset notices and lets go of the
-# tables (an in-process sampler holds the table and its worker threads while it waits).
-WAIT_TIMEOUT_MS = 2_000
+# thread blocked in Reverb cannot be woken, so this is how soon a `close()`d dataset notices and lets go of the
+# tables (an in-process sampler holds the table and its worker threads while it waits). Close it while the server
+# still runs: a sampler waiting on a stopped server's table never times out.
+WAIT_TIMEOUT_MS = 1_000
 
 
 class ReplayDataset(Iterator[ReplaySample]):

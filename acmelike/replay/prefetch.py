@@ -17,7 +17,7 @@ class Prefetcher(Iterator[T]):
 
     `close()` ends the thread: it closes the wrapped iterator too when that has a `close()` (a `ReplayDataset`
     lets a wait on the rate limiter go within its timeout), so the thread lets go of the iterator and, with it,
-    of the replay tables a sampler in this process holds.
+    of the replay tables a sampler in this process holds. Close it before the Reverb server stops.
 
         batches = Prefetcher(make_dataset_iterator(server_address=address, table="queue", batch_size=8))
         if batches.ready():
