@@ -1,8 +1,7 @@
-"""Distributed resume: a distributed program killed mid-way goes on from its checkpoint when resumed.
+"""Distributed resume: a local_mp program killed mid-way goes on from its checkpoint when resumed.
 
-CI runs it as a local_mt program (every node a thread of one process: a third of local_mp's start-up on 2 cores);
-with ACMELIKE_LONG_TESTS=1 it runs as local_mp, each node a process. The node bodies, their checkpoints and
-their restore are the same code under both.
+A long test (ACMELIKE_LONG_TESTS=1): 9-11 minutes of a loaded 2-core machine. CI has the single-process kill and
+resume (tests/test_checkpoint_resume.py), and every local_mt smoke run writes its nodes' checkpoints.
 
 The kill is SIGKILL to the launcher's whole process group: a crash or a preempted machine takes every node down
 at once, and nothing is saved on the way out. (SIGKILL to the launcher alone would orphan its node processes,
@@ -17,16 +16,16 @@ import time
 
 import pytest
 from program_launcher import Launcher
-from stack import LONG_TESTS, require
+from stack import long_test, require
 
 require("launchpad")
+pytestmark = long_test
 
 from run_helpers import SMALL_DQN, csv_column, run  # noqa: E402
 from tensorboard_events import read_scalars, session_starts  # noqa: E402
 
 STEPS = 12_000  # the kill lands after the first checkpoint; the resumed program runs the rest
-LAUNCH = "local_mp" if LONG_TESTS else "local_mt"
-ARGS = ("--agent", "dqn", "--env", "CartPole-v1", "--launch", LAUNCH, "--actors", "1", "--steps", STEPS,
+ARGS = ("--agent", "dqn", "--env", "CartPole-v1", "--launch", "local_mp", "--actors", "1", "--steps", STEPS,
         "--checkpoint-every", "0.05", "--tensorboard", *SMALL_DQN)
 
 
@@ -87,7 +86,7 @@ def killed_and_resumed(tmp_path_factory):
 
 def test_resumed_program_ends_at_its_budget_and_leaves_nothing(killed_and_resumed):
     summary = killed_and_resumed["summary"]
-    assert summary["env_steps"] >= STEPS and summary["launch"] == LAUNCH
+    assert summary["env_steps"] >= STEPS and summary["launch"] == "local_mp"
     assert summary["interrupted"] is False
     assert killed_and_resumed["metadata"]["step"] < STEPS
     # The steps limiter had the learner checkpoint the run before it ended the program.
