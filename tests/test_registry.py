@@ -7,7 +7,7 @@ import sys
 import pytest
 from fakes import fake_environment_factory
 from program_launcher import Launcher, line_after
-from stack import require
+from stack import long_test, require
 
 from launch.registry import AGENTS, agent_definition, make_agent_config, make_experiment_config
 
@@ -39,7 +39,14 @@ def test_every_registered_agent_trains_single_process_on_a_fake_environment(name
     assert json.loads((tmp_path / "config.json").read_text())["agent_config"] == json.loads(json.dumps(summary["config"]))
 
 
-@pytest.mark.parametrize("name", sorted(AGENTS))
+# TD3 and D4PG are wired into a distributed program exactly as SAC is (the off-policy continuous path), so they
+# run as local_mt programs in the long tests only: each run costs a launcher start-up (35-50 s on a loaded machine).
+SAME_WIRING_AS_SAC = {"td3", "d4pg"}
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(name, marks=long_test) if name in SAME_WIRING_AS_SAC else name for name in sorted(AGENTS)
+])
 def test_every_registered_agent_runs_as_a_local_mt_program(name, tmp_path):
     require("launchpad")
     launcher = Launcher("smoke", "--agent", name, "--launch", "local_mt", "--actors", 2, "--steps", SMOKE_STEPS,
