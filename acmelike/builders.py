@@ -43,6 +43,9 @@ class ActorLearnerBuilder(abc.ABC, Generic[Networks, Policy]):
     """
 
     config: Any
+    # Batches a learner's prefetch thread keeps ready. Sampled data waits there; an agent whose data must stay
+    # fresh (a queue of on-policy sequences, where every waiting batch is acted with older parameters) keeps 1.
+    learner_prefetch_batches: int = 2
 
     @abc.abstractmethod
     def make_replay_tables(self, *, environment_spec: EnvironmentSpec, policy: Policy) -> list:

@@ -136,6 +136,12 @@ class AgentParts:
             )
         return UnbatchedIterator(dataset, num_envs, per_next // groups * batch_size)
 
+    def prefetched_dataset(self, replay_client: Any):
+        """`dataset` behind a `Prefetcher` keeping the builder's `learner_prefetch_batches` ready."""
+        from acmelike.replay import Prefetcher
+
+        return Prefetcher(self.dataset(replay_client), buffer_size=self.builder.learner_prefetch_batches)
+
     def adder(self, replay_client: Any) -> Adder:
         policy = self.policy()
         if not self.batched:

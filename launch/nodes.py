@@ -145,8 +145,6 @@ class LearnerNode(core.Worker, core.VariableSource):
     """Steps the learner whenever a batch is ready; serves `get_variables` to actors and the evaluator."""
 
     def __init__(self, config: ExperimentConfig, replay, counter, run_dir: Optional[str]):
-        from acmelike.replay import Prefetcher
-
         self._run_dir = run_dir
         (counter,) = _stop_aware(counter)
         with report_failures("learner", run_dir):
@@ -154,7 +152,7 @@ class LearnerNode(core.Worker, core.VariableSource):
             self._config, self._spec = config, parts.spec
             self._counter = Counter(counter, "learner", time_delta=1.0)
             # The prefetch thread is the only one that waits on the rate limiter, so run() can always see a stop.
-            self._iterator = Prefetcher(parts.dataset(replay))
+            self._iterator = parts.prefetched_dataset(replay)
             self._learner = parts.learner(
                 dataset=self._iterator,
                 replay_client=replay,

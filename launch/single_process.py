@@ -142,7 +142,7 @@ def run_single_process(config: ExperimentConfig, options: RunOptions = RunOption
     try:
         client = reverb.Client(f"localhost:{server.port}")
         counter = Counter(time_delta=0.0)
-        iterator = replay.Prefetcher(parts.dataset(client))
+        iterator = parts.prefetched_dataset(client)
         learner = parts.learner(
             dataset=iterator,
             replay_client=client,

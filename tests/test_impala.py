@@ -60,6 +60,8 @@ def test_vtrace_targets_and_pg_advantage_match_the_paper_and_rlax():
     advantages = np.minimum(1.0, rhos) * (batch["rewards"] + batch["discounts"] * next_targets - batch["values"][:-1])
     np.testing.assert_allclose(out.pg_loss, -np.mean(advantages * log_pi), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(out.baseline_loss, 0.5 * np.mean((targets - batch["values"][:-1]) ** 2), rtol=1e-5)
+    # The lag diagnostic: log(pi/mu) of each taken action (the learner logs minus its mean as KL(mu || pi)).
+    np.testing.assert_allclose(out.log_importance_ratios, log_pi - log_mu, rtol=1e-5, atol=1e-6)
 
 
 def test_on_policy_vtrace_is_the_n_step_return():
@@ -72,6 +74,7 @@ def test_on_policy_vtrace_is_the_n_step_return():
         bootstrap = rewards[s] + discounts[s] * bootstrap
         returns[s] = bootstrap
     np.testing.assert_allclose(out.vtrace_targets, returns, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(out.log_importance_ratios, 0.0, atol=1e-6)  # no lag: KL(mu || pi) = 0
 
 
 def test_padding_steps_carry_no_correction_and_no_loss():
@@ -79,6 +82,7 @@ def test_padding_steps_carry_no_correction_and_no_loss():
     batch["discounts"][:] = 0.9  # a truncated episode: its last real step bootstraps from the padding step
     batch["mask"][3] = 0.0  # step 3 is the row after step 2's episode ended; step 4 starts a new episode
     out = impala_loss(**batch, entropy_cost=0.0)
+    assert out.log_importance_ratios[3] == 0.0  # padding takes no part in the lag diagnostic either
     # The padding step's target is its own value: step 2 bootstraps from V(x_3) and nothing from later steps.
     np.testing.assert_allclose(out.vtrace_targets[3], batch["values"][3], atol=1e-6)
     changed = dict(batch, rewards=batch["rewards"].copy())
@@ -112,3 +116,23 @@ def test_learning_rate_anneals_to_zero_over_the_decay_steps():
     for _ in range(3):
         updates, state = constant.update(grads, state, params)
     assert float(jnp.abs(updates["w"]).max()) > 5e-3
+
+
+def test_zero_momentum_makes_each_update_depend_on_its_own_batch_only():
+    """adam_momentum_decay=0 (the setting for distributed runs): an update after a reversed gradient points the
+    new way at once; with Adam's default momentum it still points the old way."""
+    from agents.impala import IMPALAConfig
+    from agents.impala.learning import make_optimizer
+
+    params = {"w": jnp.ones(1)}
+
+    def second_update(**adam):
+        optimizer = make_optimizer(IMPALAConfig(learning_rate=1e-2, learning_rate_decay_steps=0, **adam))
+        state = optimizer.init(params)
+        for _ in range(5):
+            _, state = optimizer.update({"w": jnp.ones(1)}, state, params)
+        updates, _ = optimizer.update({"w": -jnp.ones(1)}, state, params)
+        return float(updates["w"][0])
+
+    assert second_update(adam_momentum_decay=0.0, adam_variance_decay=0.99) > 0  # follows the new gradient
+    assert second_update() < 0  # momentum 0.9 still carries the old direction

@@ -14,6 +14,7 @@ class ImpalaLossOutput(NamedTuple):
     baseline_loss: jax.Array
     entropy: jax.Array  # mean policy entropy over real steps
     vtrace_targets: jax.Array  # [T] v_s, stopped from gradients
+    log_importance_ratios: jax.Array  # [T] log(pi/mu), 0 at padding; minus its mean estimates KL(mu || pi)
 
 
 def impala_loss(
@@ -61,7 +62,8 @@ def impala_loss(
     mask = mask.astype(jnp.float32)
     log_pi = rlax.batched_index(jax.nn.log_softmax(logits), actions)
     log_mu = rlax.batched_index(jax.nn.log_softmax(behaviour_logits), actions)
-    rhos = jnp.exp(jax.lax.stop_gradient(log_pi) - log_mu) * mask
+    log_rhos = (jax.lax.stop_gradient(log_pi) - log_mu) * mask
+    rhos = jnp.exp(log_rhos) * mask
     vtrace = rlax.vtrace_td_error_and_advantage(
         values[:-1],
         values[1:],
@@ -80,4 +82,4 @@ def impala_loss(
     entropy = -jnp.sum(jnp.sum(jnp.exp(log_probs) * log_probs, axis=-1) * mask) / count
     loss = pg_loss + baseline_cost * baseline_loss - entropy_cost * entropy
     targets = jax.lax.stop_gradient(vtrace.errors + values[:-1])
-    return ImpalaLossOutput(loss, pg_loss, baseline_loss, entropy, targets)
+    return ImpalaLossOutput(loss, pg_loss, baseline_loss, entropy, targets, log_rhos)

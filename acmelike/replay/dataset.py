@@ -42,6 +42,7 @@ class ReplayDataset(Iterator[ReplaySample]):
         batch_size: int,
         max_in_flight_samples_per_worker: Optional[int] = None,
         num_parallel_calls: int = 4,
+        prefetch_batches: int = 2,
         wait_timeout_ms: int = WAIT_TIMEOUT_MS,
     ):
         if batch_size < 1:
@@ -61,7 +62,7 @@ class ReplayDataset(Iterator[ReplaySample]):
         self._dataset = tf.data.Dataset.range(num_parallel_calls).interleave(
             map_func=make_one, cycle_length=num_parallel_calls, num_parallel_calls=num_parallel_calls,
             deterministic=False,
-        ).batch(batch_size).prefetch(2)
+        ).batch(batch_size).prefetch(prefetch_batches)
         self._numpy = self._dataset.as_numpy_iterator()
         self._partial = None  # items of a batch cut short by a timeout
         self._closed = False
@@ -109,6 +110,7 @@ def make_dataset_iterator(
     batch_size: int,
     max_in_flight_samples_per_worker: Optional[int] = None,
     num_parallel_calls: int = 4,
+    prefetch_batches: int = 2,
 ) -> ReplayDataset:
     """A `ReplayDataset` over `table` (see there)."""
     return ReplayDataset(
@@ -117,4 +119,5 @@ def make_dataset_iterator(
         batch_size=batch_size,
         max_in_flight_samples_per_worker=max_in_flight_samples_per_worker,
         num_parallel_calls=num_parallel_calls,
+        prefetch_batches=prefetch_batches,
     )

@@ -20,6 +20,11 @@ class IMPALAConfig:
     # Annealed linearly to 0 over this many learner steps, as in the IMPALA paper (0: constant). Each learner step
     # consumes batch_size * unroll_length environment steps, so 7_500 ends the anneal at 300k steps.
     learning_rate_decay_steps: int = 7_500
+    # Adam's moment decays. Momentum keeps pushing in the direction of past batches; with actors acting a few
+    # updates behind (a distributed program) that overshoot feeds back through the stale data: set 0 there, as
+    # the IMPALA paper's RMSProp and Acme's IMPALA do (agents/impala/README.md: policy lag).
+    adam_momentum_decay: float = 0.9
+    adam_variance_decay: float = 0.999
     # Measured on CartPole-v1 (5 seeds, 300k steps, this update fully jitted over 4 environments): with discount
     # 0.99, lambda 1, gradients clipped at 40 and a constant rate, 2-3 seeds in 5 reached 400 and most fell back;
     # with 0.98, 0.9, a 0.5 clip (bounding each update, as PPO's clip does) and the anneal, all 5 reached 400
@@ -45,6 +50,8 @@ class IMPALAConfig:
         check("max_queue_size", self.max_queue_size >= self.batch_size, ">= batch_size")
         check("learning_rate", self.learning_rate > 0, "> 0")
         check("learning_rate_decay_steps", self.learning_rate_decay_steps >= 0, ">= 0 (0: constant)")
+        check("adam_momentum_decay", 0 <= self.adam_momentum_decay < 1, "in [0, 1)")
+        check("adam_variance_decay", 0 <= self.adam_variance_decay < 1, "in [0, 1)")
         check("discount", 0 <= self.discount <= 1, "in [0, 1]")
         check("vtrace_lambda", 0 <= self.vtrace_lambda <= 1, "in [0, 1]")
         check("clip_rho_threshold", self.clip_rho_threshold > 0, "> 0")

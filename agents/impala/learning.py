@@ -22,7 +22,7 @@ def make_optimizer(config: IMPALAConfig) -> optax.GradientTransformation:
     learning_rate = config.learning_rate
     if config.learning_rate_decay_steps:
         learning_rate = optax.linear_schedule(config.learning_rate, 0.0, config.learning_rate_decay_steps)
-    return optax.chain(optax.clip_by_global_norm(config.max_gradient_norm), optax.adam(learning_rate))
+    return optax.chain(optax.clip_by_global_norm(config.max_gradient_norm), optax.adam(learning_rate, b1=config.adam_momentum_decay, b2=config.adam_variance_decay))
 
 
 def init_training_state(networks: IMPALANetworks, config: IMPALAConfig, key: jax.Array) -> TrainingState:
@@ -72,10 +72,10 @@ def make_update_step(networks: IMPALANetworks, config: IMPALAConfig):
             time_major.extras["logits"][:-1].astype(jnp.float32),
             mask,
         )
-        return jnp.mean(out.loss), (out, jnp.mean(mask))
+        return jnp.mean(out.loss), (out, mask)
 
     def update_step(state: TrainingState, sample: ReplaySample):
-        (loss, (out, real_fraction)), grads = jax.value_and_grad(loss_fn, has_aux=True)(state.params, sample.data)
+        (loss, (out, mask)), grads = jax.value_and_grad(loss_fn, has_aux=True)(state.params, sample.data)
         updates, opt_state = optimizer.update(grads, state.opt_state, state.params)
         params = optax.apply_updates(state.params, updates)
         metrics = {
@@ -83,7 +83,9 @@ def make_update_step(networks: IMPALANetworks, config: IMPALAConfig):
             "pg_loss": jnp.mean(out.pg_loss),
             "baseline_loss": jnp.mean(out.baseline_loss),
             "entropy": jnp.mean(out.entropy),
-            "real_fraction": real_fraction,
+            "real_fraction": jnp.mean(mask),
+            # KL(mu || pi) over real steps: 0 on policy; it grows as the actors' parameters lag the learner's.
+            "behaviour_kl": -jnp.sum(out.log_importance_ratios) / jnp.maximum(jnp.sum(mask), 1.0),
             "gradient_norm": optax.tree.norm(grads),
         }
         return TrainingState(params=params, opt_state=opt_state, steps=state.steps + 1), metrics, {}
