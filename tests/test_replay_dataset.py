@@ -88,14 +88,16 @@ def test_an_on_policy_learner_samples_little_ahead_of_itself():
     """Every item a queue hands out before the learner uses it was acted with older parameters. The on-policy
     builders' pipeline (one worker, one batch in flight, one prefetched) keeps that lag to a few batches; Reverb's
     default pipeline (4 workers with 2 batches in flight each, 2 prefetched) emptied this queue."""
-    from agents.impala import IMPALABuilder, IMPALAConfig
+    from launch.construction import AgentParts
+    from launch.registry import make_experiment_config
 
     server = queue_server()
     client = reverb.Client(f"localhost:{server.port}")
     insert(client, range(80))
-    builder = IMPALABuilder(IMPALAConfig(batch_size=4, replay_table_name=TABLE))
-    batches = Prefetcher(builder.make_dataset_iterator(replay_client=client),
-                         buffer_size=builder.learner_prefetch_batches)
+    # IMPALA's learner dataset as the single-process runner and the learner node build it.
+    config = make_experiment_config(agent="impala", environment="CartPole-v1", max_num_actor_steps=1,
+                                    config_overrides=("batch_size=4", f"replay_table_name={TABLE}"))
+    batches = AgentParts(config).prefetched_dataset(client)
     ahead = _sampled_ahead_of_the_learner(batches, client, 80, 4)
     batches.close(timeout=5)
     # At most 5 batches: the prefetch buffer, the batch its thread holds, tf.data's prefetched batch, the batch

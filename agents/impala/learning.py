@@ -22,7 +22,8 @@ def make_optimizer(config: IMPALAConfig) -> optax.GradientTransformation:
     learning_rate = config.learning_rate
     if config.learning_rate_decay_steps:
         learning_rate = optax.linear_schedule(config.learning_rate, 0.0, config.learning_rate_decay_steps)
-    return optax.chain(optax.clip_by_global_norm(config.max_gradient_norm), optax.adam(learning_rate, b1=config.adam_momentum_decay, b2=config.adam_variance_decay))
+    adam = optax.adam(learning_rate, b1=config.adam_momentum_decay, b2=config.adam_variance_decay)
+    return optax.chain(optax.clip_by_global_norm(config.max_gradient_norm), adam)
 
 
 def init_training_state(networks: IMPALANetworks, config: IMPALAConfig, key: jax.Array) -> TrainingState:
