@@ -11,9 +11,9 @@ RAY = ["ray"]
 FULL = ["tensorflow-cpu", "dm-reverb", "dm-launchpad", "numpy<2"] + RAY
 # Optional capabilities, each imported only where it is used.
 ANAKIN = ["gymnax", "flashbax"]  # --launch anakin: JAX environments and a JAX-native replay
-OFFLINE = ["minari[hdf5]"]  # launch.record and offline agents (--dataset)
+OFFLINE = ["minari[hdf5]"]  # launch.cli.record and offline agents (--dataset)
 TENSORBOARD = ["tensorboardX"]  # --tensorboard, with no TensorFlow needed
-RENDER = ["pygame"]  # rgb frames of the classic-control environments (launch.evaluate --video)
+RENDER = ["pygame"]  # rgb frames of the classic-control environments (launch.cli.evaluate --video)
 MINATAR = ["MinAtar"]  # pixel environments for the conv torsos
 TEST = ["pytest", "psutil", "hypothesis"] + ANAKIN + OFFLINE + TENSORBOARD + RENDER + MINATAR
 # Running notebooks/ (`make notebook`; `make test` runs them on a short budget).

@@ -12,7 +12,7 @@ A runner (single process or distributed) builds an agent from a builder like thi
     actor = builder.make_actor(random_key=k2, policy=policy, environment_spec=spec,
                                variable_source=learner, adder=adder)
 
-(`launch.construction.AgentParts` does exactly this, once, for every runner.)
+(`launch.experiments.parts.AgentParts` does exactly this, once, for every runner.)
 
 Every method takes keyword arguments only, so call sites read as what they pass. The builder never creates a
 Reverb server or a Launchpad node, and never asks how it is run: whether inserts may block is the runner's choice
@@ -141,6 +141,9 @@ class AgentDefinition:
         environments that fit each other, and to pick the smoke test's fake environment).
       smoke_config: config overrides under which the agent learns within a couple of hundred steps of a fake
         environment (small replay minimums, short unrolls). The registry's smoke tests use them.
+      offline: the agent learns from a fixed dataset (`--dataset`), never from its own actors.
+      anakin: (jax_environment, config) -> the agent's fully jitted form (`acmelike.anakin.agent.AnakinAgent`),
+        defined in the agent's own folder (`agents/<name>/anakin.py`); None: the agent has none.
     """
 
     name: str
@@ -149,6 +152,8 @@ class AgentDefinition:
     make_networks: Callable[[EnvironmentSpec, Any], Any]
     action_space: str
     smoke_config: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    offline: bool = False
+    anakin: Optional[Callable[[Any, Any], Any]] = None
 
     def __post_init__(self):
         if self.action_space not in ("discrete", "continuous"):

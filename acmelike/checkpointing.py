@@ -21,7 +21,7 @@ The newest `max_to_keep` checkpoints are kept.
 
 Reverb writes its own checkpoint (`client.checkpoint()`) into a directory of the server's choosing; it is moved
 into the checkpoint being written, so replay and learner always come from the same moment. A server restores it
-when built with `launch.checkpoints.replay_checkpointer(directory)`. This module never imports Reverb.
+when built with `launch.lifecycle.checkpoints.replay_checkpointer(directory)`. This module never imports Reverb.
 """
 
 import json
@@ -119,7 +119,7 @@ class Checkpointer:
         compares it with the checkpoint's (see `expected_metadata` there).
       replay_client: something with `checkpoint() -> path` (a `reverb.Client`): its replay is saved alongside.
       read_replay_sizes: reads {table: items} from a replay checkpoint's directory, for the metadata's
-        `replay_sizes` (`launch.checkpoints.checkpoint_replay_sizes`); without it, the client's sizes just before
+        `replay_sizes` (`launch.lifecycle.checkpoints.checkpoint_replay_sizes`); without it, the client's sizes just before
         the checkpoint are recorded, which are exact only when nothing inserts meanwhile.
       every_minutes: `save_if_due` saves when this many minutes have passed since the last save (or the start).
       max_to_keep: complete checkpoints kept; older ones are deleted after each save.

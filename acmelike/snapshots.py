@@ -1,22 +1,24 @@
 """Snapshots: a trained evaluation policy on disk, loadable into an actor with no learner, replay or Launchpad.
 
-    from acmelike.snapshots import load_actor
-    actor = load_actor("runs/dqn")            # a run directory, its snapshots/ folder, or one snapshot
+    snapshot = load_snapshot("runs/dqn", resolve_agent=definitions.get)   # name -> AgentDefinition
+    actor = snapshot.make_actor()
 
-A snapshot holds the evaluation policy's parameters and what rebuilding its networks needs: the agent's package
-(whose `AGENT` is an `acmelike.builders.AgentDefinition`), its resolved config and the environment spec. Snapshots
+(`launch.load_actor("runs/dqn")` does this with the project's registry.) A run directory, its snapshots/ folder
+or one snapshot can be named. A snapshot holds the evaluation policy's parameters and what rebuilding its networks
+needs: the agent's name, its resolved config and the environment spec. The name is resolved to an
+`acmelike.builders.AgentDefinition` when loading, by the caller's registry, so moving an agent's code never breaks
+old snapshots. Snapshots
 are written like checkpoints (`acmelike.checkpointing`: `<step>.tmp/` renamed when complete) under
 `<run_dir>/snapshots/<step>/`, the newest kept:
 
     snapshots/000000050000/
         arrays/          orbax: {"params": the policy's parameters}
-        metadata.json    agent, agent_package, environment, step, config, environment_spec
+        metadata.json    agent, environment, step, config, environment_spec
 """
 
 import dataclasses
-import importlib
 import os
-from typing import Any, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional
 
 import numpy as np
 from dm_env import specs
@@ -101,7 +103,6 @@ def save_snapshot(
     step: int,
     params: Any,
     agent: str,
-    agent_package: str,
     config: Any,
     environment_spec: EnvironmentSpec,
     environment: Optional[str] = None,
@@ -110,14 +111,13 @@ def save_snapshot(
 
     Args:
       params: the evaluation policy's parameters (what the learner serves as "policy"), a pytree of dicts/arrays.
-      agent, agent_package: the agent's name and the package whose `AGENT` rebuilds it (e.g. "agents.dqn").
+      agent: the agent's registry name (e.g. "dqn"), which the loader resolves to its `AgentDefinition`.
       config: the agent's frozen config dataclass (network sizes come from it).
       environment_spec: the spec its networks were built for.
-      environment: the environment's id (e.g. "CartPole-v1"), so `launch.evaluate` can rebuild it.
+      environment: the environment's id (e.g. "CartPole-v1"), so `launch.cli.evaluate` can rebuild it.
     """
     metadata = {
         "agent": agent,
-        "agent_package": agent_package,
         "environment": environment,
         "config": dataclasses.asdict(config),
         "environment_spec": environment_spec_to_json(environment_spec),
@@ -136,16 +136,11 @@ class Snapshot:
     path: str
     step: int
     agent: str
-    agent_package: str
+    definition: Any  # the agent's `acmelike.builders.AgentDefinition`
     environment: Optional[str]
     config: Any
     environment_spec: EnvironmentSpec
     params: Any
-
-    @property
-    def definition(self):
-        """The agent's `AgentDefinition`."""
-        return importlib.import_module(self.agent_package).AGENT
 
     def make_actor(self, seed: int = 0, evaluation: bool = True) -> core.Actor:
         """An actor running the agent's evaluation policy (`evaluation=False`: its training policy) with these
@@ -176,17 +171,20 @@ def find_snapshot(path: str) -> str:
     )
 
 
-def load_snapshot(path: str) -> Snapshot:
-    """Reads the snapshot at `path` (see `find_snapshot`); CheckpointError naming the file if it is unusable."""
+def load_snapshot(path: str, *, resolve_agent: Callable[[str], Any]) -> Snapshot:
+    """Reads the snapshot at `path` (see `find_snapshot`); CheckpointError naming the file if it is unusable.
+
+    `resolve_agent` maps the agent's name to its `AgentDefinition` (ValueError or KeyError when unknown).
+    """
     import orbax.checkpoint as ocp
 
     path = find_snapshot(path)
     metadata = read_metadata(path)
     try:
-        definition = importlib.import_module(metadata["agent_package"]).AGENT
+        definition = resolve_agent(metadata["agent"])
         config = config_from_json(definition.config_class, metadata["config"])
         spec = environment_spec_from_json(metadata["environment_spec"])
-    except (KeyError, ValueError, TypeError, ImportError) as error:
+    except (KeyError, ValueError, TypeError, ImportError, AttributeError) as error:
         raise CheckpointError(
             f"Snapshot metadata {os.path.join(path, 'metadata.json')} is unusable ({type(error).__name__}: {error})."
         ) from error
@@ -198,11 +196,5 @@ def load_snapshot(path: str) -> Snapshot:
         raise CheckpointError(
             f"Could not read the parameters of snapshot {arrays} ({type(error).__name__}: {error})."
         ) from error
-    return Snapshot(path=path, step=int(metadata.get("step", 0)), agent=metadata["agent"],
-                    agent_package=metadata["agent_package"], environment=metadata.get("environment"), config=config,
-                    environment_spec=spec, params=params)
-
-
-def load_actor(path: str, seed: int = 0) -> core.Actor:
-    """The evaluation policy of the snapshot at `path` as an actor: `load_snapshot(path).make_actor(seed)`."""
-    return load_snapshot(path).make_actor(seed)
+    return Snapshot(path=path, step=int(metadata.get("step", 0)), agent=metadata["agent"], definition=definition,
+                    environment=metadata.get("environment"), config=config, environment_spec=spec, params=params)

@@ -5,7 +5,7 @@ PureJaxRL's CartPole configuration (purejaxrl/ppo.py): 4 environments x 128 step
 of 4 minibatches, Adam 2.5e-4 (linearly annealed) eps 1e-5, gamma 0.99, GAE lambda 0.95, clip 0.2, entropy 0.01,
 value 0.5 (clipped value loss), gradient norm 0.5, tanh MLPs 64x64. Ours runs the PPO agent's own update step
 with the same numbers where PPOConfig has them (no annealing, no value clipping: the agent has neither), through
-`launch.anakin` (the code `--launch anakin` runs): one jitted call of all 976 updates on each side.
+`launch.engines.anakin` (the code `--launch anakin` runs): one jitted call of all 976 updates on each side.
 
 Both sides run alternately (`repeats` times, seed = repeat index); run time is the median over repeats, compile
 time is measured once per side (ahead-of-time lower + compile). The return is each run's last-20-episode mean.
@@ -169,7 +169,7 @@ def main() -> None:
 
     import launch  # noqa: F401  (import order: JAX substrate before anything else)
     from agents.ppo import PPOConfig
-    from launch.anakin import AnakinConfig, make_agent, make_chunk
+    from launch.engines.anakin import AnakinConfig, make_agent, make_chunk
 
     config = PPOConfig(
         unroll_length=NUM_STEPS, batch_size=NUM_ENVS, num_epochs=EPOCHS, num_minibatches=MINIBATCHES,
@@ -232,21 +232,21 @@ def main() -> None:
     ratio_per_seed = [o["seconds"] / b["seconds"] for o, b in zip(runs["ours"], runs["baseline"])]
     rows = [
         result_row("anakin_ppo_run_time", ours_seconds, baseline_seconds, "s per 500k steps", 1.0,
-                   ratio=statistics.median(ratio_per_seed), lower_is_better=True, ours_label="launch.anakin PPO",
+                   ratio=statistics.median(ratio_per_seed), lower_is_better=True, ours_label="launch.engines.anakin PPO",
                    baseline_label="PureJaxRL-style PPO",
                    note=f"{NUM_UPDATES} updates of {NUM_ENVS}x{NUM_STEPS}, one jitted call; ratio: median of "
                    f"{repeats} same-seed pairs"),
         result_row("anakin_ppo_run_cpu_time", median("ours", "cpu_seconds"), median("baseline", "cpu_seconds"),
-                   "CPU s per 500k steps", 1.0, lower_is_better=True, ours_label="launch.anakin PPO",
+                   "CPU s per 500k steps", 1.0, lower_is_better=True, ours_label="launch.engines.anakin PPO",
                    baseline_label="PureJaxRL-style PPO",
                    note="process CPU time (all threads): robust to a busy machine"),
         result_row("anakin_ppo_compile_time", ours_compile[0], baseline_compile[0], "s", None, lower_is_better=True,
-                   ours_label="launch.anakin PPO", baseline_label="PureJaxRL-style PPO",
+                   ours_label="launch.engines.anakin PPO", baseline_label="PureJaxRL-style PPO",
                    note=f"ahead-of-time lower + compile, once per side; CPU s {ours_compile[1]:.1f} vs "
                    f"{baseline_compile[1]:.1f}"),
         result_row("anakin_ppo_return", median("ours", "return_last_20"), median("baseline", "return_last_20"),
                    "return (last 20 episodes, median over seeds)", 0.95,
-                   ours_label="launch.anakin PPO", baseline_label="PureJaxRL-style PPO"),
+                   ours_label="launch.engines.anakin PPO", baseline_label="PureJaxRL-style PPO"),
     ]
     print_rows(rows)
     payload.update(

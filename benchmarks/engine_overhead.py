@@ -1,6 +1,6 @@
 """Engine overhead: actor env steps/s of DQN on CartPole-v1 under Ray vs Launchpad local_mp, 1 and 2 actors.
 
-The same program graph (`launch.program_graph`) runs on both engines with its learner running, measured in one run
+The same program graph (`launch.engines.distributed.graph`) runs on both engines with its learner running, measured in one run
 and interleaved (Launchpad, Ray, Launchpad, Ray) by `distributed_scaling.run_one`, each run a subprocess with a time
 limit. The rate is distributed_scaling's steady rate: the actors' own steps / seconds inside episodes, from their
 CSV logs (process start-up, imports and JIT compilation excluded). The ratio is Ray / Launchpad; goal: Ray within
@@ -33,7 +33,7 @@ def ray_availability():
     try:
         import ray  # noqa: F401
 
-        from launch.ray_program import run_ray_program  # noqa: F401
+        from launch.engines.distributed.ray_engine import run_ray_program  # noqa: F401
     except ImportError as error:
         return f"not available: ray ({error})"
     return None

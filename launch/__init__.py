@@ -1,24 +1,45 @@
-"""Launch: run an agent's builder as one process, or unchanged as a distributed Launchpad program.
+"""Launch: run an agent's builder as one process, offline, fully jitted, or unchanged as a distributed program.
 
-    config = ExperimentConfig(builder=DQNBuilder(), environment_factory=..., network_factory=...,
-                              max_num_actor_steps=100_000)
+    config = make_experiment_config(agent="dqn", environment="CartPole-v1", max_num_actor_steps=100_000)
     summary = run_single_process(config)
     summary = run_distributed(config, num_actors=2, launch_type="local_mp")
+    actor = load_actor(config.run_dir)            # with a run_dir: the run's evaluation policy, no learner
+
+Where things live:
+    registry.py       the one table of agents (online, offline, Anakin forms)
+    cli/              the command line: train (`python -m launch`), evaluate, record
+    experiments/      ExperimentConfig, the one construction path (AgentParts), `--config` overrides, summaries
+    engines/          single_process, offline, anakin, distributed/ (graph, nodes, supervisor, Launchpad, Ray)
+    lifecycle/        a run on disk: its directory, checkpoints, snapshots, logs
 """
 
 # Load tfp's JAX substrate (rlax) before anything imports TensorFlow: see acmelike._jax_probability.
 from acmelike import _jax_probability  # noqa: F401,I001
 
-from launch.distributed import (
-    DistributedRunError,
-    describe_program,
-    make_distributed_program,
-    run_distributed,
-)
-from launch.construction import AgentParts
-from launch.experiment import ExperimentConfig
-from launch.registry import AGENTS, agent_definition, make_experiment_config
-from launch.single_process import run_single_process
+# The public names below load on first use (PEP 562), so that `launch.load_actor` or `launch.registry` do not
+# import the runners: a snapshot then loads in a process that never builds a learner, replay or program.
+_PUBLIC = {
+    "AGENTS": "launch.registry",
+    "agent_definition": "launch.registry",
+    "AgentParts": "launch.experiments.parts",
+    "DistributedRunError": "launch.engines.distributed.supervisor",
+    "ExperimentConfig": "launch.experiments.config",
+    "describe_program": "launch.engines.distributed.launchpad_engine",
+    "load_actor": "launch.lifecycle.snapshots",
+    "make_distributed_program": "launch.engines.distributed.launchpad_engine",
+    "make_experiment_config": "launch.experiments.make",
+    "run_distributed": "launch.engines.distributed.launcher",
+    "run_single_process": "launch.engines.single_process",
+}
+
+
+def __getattr__(name):
+    if name not in _PUBLIC:
+        raise AttributeError(f"module 'launch' has no attribute {name!r}")
+    import importlib  # here, not at the top: the table above is what stays unloaded until asked for
+
+    return getattr(importlib.import_module(_PUBLIC[name]), name)
+
 
 __all__ = [
     "AGENTS",
@@ -27,6 +48,7 @@ __all__ = [
     "DistributedRunError",
     "ExperimentConfig",
     "describe_program",
+    "load_actor",
     "make_distributed_program",
     "make_experiment_config",
     "run_distributed",

@@ -18,7 +18,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from acmelike.wrappers import make_gymnasium_environment  # noqa: E402
 from launch import DistributedRunError, agent_definition, make_experiment_config, run_distributed, run_single_process  # noqa: E402
-from launch.construction import actor_seed  # noqa: E402
+from launch.experiments.parts import actor_seed  # noqa: E402
 
 FAILING_INDEX = 0  # actor_0's environment fails
 
@@ -95,7 +95,7 @@ def main():
 def _ray(args):
     if args.launch != "ray":
         return None
-    from launch.ray_program import RayOptions, parse_resources
+    from launch.engines.distributed.ray_engine import RayOptions, parse_resources
 
     return RayOptions(args.ray_address, parse_resources(args.ray_resources))
 

@@ -20,7 +20,7 @@ from acmelike.actors import categorical_policy_core  # noqa: E402
 from acmelike.anakin import StepRecord, StepStream, make_gymnax_environment, n_step_transitions  # noqa: E402
 from agents.dqn import DQNConfig  # noqa: E402
 from agents.ppo import PPOConfig  # noqa: E402
-from launch.anakin import AnakinConfig, parse_seeds, run_anakin  # noqa: E402
+from launch.engines.anakin import AnakinConfig, parse_seeds, run_anakin  # noqa: E402
 
 CARTPOLE = "gymnax/CartPole-v1"
 
@@ -168,7 +168,7 @@ DQN_THRESHOLD = 150.0
 
 def test_importing_the_anakin_runner_pulls_no_reverb_tensorflow_or_launchpad():
     code = (
-        "import sys, launch.anakin, launch.anakin_agents\n"
+        "import sys, launch.engines.anakin, launch.anakin_agents\n"
         "bad = [m for m in ('reverb', 'tensorflow', 'launchpad') if m in sys.modules]\n"
         "assert not bad, bad\n"
     )
@@ -186,7 +186,7 @@ def test_importing_the_anakin_runner_pulls_no_reverb_tensorflow_or_launchpad():
     ],
 )
 def test_command_line_rejects_what_anakin_cannot_run(arguments, message, capsys):
-    from launch.__main__ import main
+    from launch.cli.train import main
 
     with pytest.raises(SystemExit):
         main(["--agent", "ppo", "--steps", "10"] + arguments)

@@ -11,7 +11,7 @@ require("reverb")  # agents train through an in-process Reverb server
 from fakes import fake_environment_factory  # noqa: E402
 
 from launch import make_experiment_config, run_single_process  # noqa: E402
-from launch.registry import AGENTS, agent_definition  # noqa: E402
+from launch.registry import agent_definition, online_agents  # noqa: E402
 
 TARGET = 400.0
 
@@ -33,7 +33,7 @@ def test_ppo_with_eight_environments_learns_cartpole(tmp_path):
     assert summary["learner_steps"] > 0
 
 
-@pytest.mark.parametrize("name", sorted(AGENTS))
+@pytest.mark.parametrize("name", online_agents())
 def test_every_registered_agent_trains_batched_on_fake_environments(name, tmp_path):
     """--num-envs for every agent: four fake environments stepped together (BatchedEnvironments), smoke config."""
     definition = agent_definition(name)

@@ -54,7 +54,7 @@ def _actions(actor, environment, steps):
 
 def test_central_inference_adds_an_inference_node_the_actors_talk_to_instead_of_the_learner(tmp_path):
     from launch import describe_program, make_distributed_program, make_experiment_config
-    from launch.program_graph import experiment_graph
+    from launch.engines.distributed.graph import experiment_graph
 
     config = make_experiment_config(
         agent="dqn", environment="CartPole-v1", max_num_actor_steps=10, run_dir=str(tmp_path), num_envs=2,
@@ -77,9 +77,10 @@ def test_inference_node_serves_the_actions_of_local_inference(agent, num_envs, t
     actions their local policies choose with the same parameters and keys: DQN's exploration clock, R2D2's LSTM
     state and per-actor epsilon live on the node, per actor and sub-environment."""
     from acmelike.variables import StaticVariableSource
-    from launch import make_experiment_config, runtime
-    from launch.construction import AgentParts
-    from launch.nodes import InferenceNode, InferenceNodeClient, StopAwareClient
+    from launch import make_experiment_config
+    from launch.engines.distributed import runtime
+    from launch.experiments.parts import AgentParts
+    from launch.engines.distributed.nodes import InferenceNode, InferenceNodeClient, StopAwareClient
 
     num_actors, steps = 2, 60
     config = make_experiment_config(

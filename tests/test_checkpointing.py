@@ -210,7 +210,7 @@ def test_objects_must_be_saveable(tmp_path):
 
 def test_resumed_logs_are_cut_back_to_the_checkpoint_even_after_a_new_column(tmp_path):
     from acmelike.loggers import CSVLogger
-    from launch.checkpoints import _truncate_logs, log_sizes
+    from launch.lifecycle.logs import log_sizes, truncate_logs as _truncate_logs
     from tests.run_helpers import csv_column
 
     logger = CSVLogger(str(tmp_path), "actor_0")

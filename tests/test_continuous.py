@@ -107,7 +107,8 @@ def test_discrete_agent_given_box_actions_fails_naming_agent_and_spec(agent, nam
     "agent, environment, kind", [("dqn", "Pendulum-v1", "continuous"), ("sac", "CartPole-v1", "discrete")]
 )
 def test_the_command_line_names_the_agents_that_fit_the_environment(agent, environment, kind):
-    from launch.registry import agents_for_action_space, make_experiment_config
+    from launch.experiments.make import make_experiment_config
+    from launch.registry import agents_for_action_space
 
     with pytest.raises(ValueError) as error:
         make_experiment_config(agent=agent, environment=environment, max_num_actor_steps=1)

@@ -83,8 +83,8 @@ def test_continuous_cql_learns_pendulum_from_expert_and_random_data(tmp_path, mo
     import minari
 
     from launch import make_experiment_config, run_single_process
-    from launch.offline import make_offline_config, run_offline
-    from launch.record import record
+    from launch.engines.offline import make_offline_config, run_offline
+    from launch.cli.record import record
 
     monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path / "minari"))
     expert_dir = str(tmp_path / "sac")

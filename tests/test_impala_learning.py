@@ -15,7 +15,7 @@ import json
 from program_launcher import Launcher, line_after
 from stack import long_test, require
 
-from launch.registry import make_experiment_config
+from launch.experiments.make import make_experiment_config
 
 TARGET = 400.0
 BUDGET = 300_000

@@ -1,5 +1,6 @@
 """The pure-JAX layers must not import TensorFlow, Reverb or Launchpad (checked in a fresh interpreter)."""
 
+import os
 import subprocess
 import sys
 
@@ -20,7 +21,11 @@ PURE_JAX_MODULES = [
     "acmelike.builders",
 ]
 # Every registered agent's package and learning step (a new agent is checked without editing this file).
-PURE_JAX_MODULES += [module for package in sorted(set(AGENTS.values())) for module in (package, f"{package}.learning")]
+PURE_JAX_MODULES += [
+    module
+    for package in sorted(set(AGENTS.values()))
+    for module in [package] + ([f"{package}.learning"] if os.path.exists(package.replace(".", "/") + "/learning.py") else [])
+]
 
 _CHECK = """
 import importlib, sys

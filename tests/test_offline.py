@@ -20,7 +20,7 @@ def datasets(tmp_path, monkeypatch):
 
 
 def test_iterator_yields_replay_samples_of_one_step_transitions(datasets):
-    from launch.record import record
+    from launch.cli.record import record
 
     result = record(dataset_id="cartpole/random-v0", episodes=5, environment="CartPole-v1", seed=3)
     assert result["episodes"] == 5 and str(datasets) in result["path"]
@@ -44,9 +44,9 @@ def test_iterator_yields_replay_samples_of_one_step_transitions(datasets):
 
 
 def test_a_dataset_of_another_environment_is_refused_by_name(datasets):
-    from launch.construction import read_environment_spec
-    from launch.record import record
-    from launch.registry import make_experiment_config
+    from launch.experiments.parts import read_environment_spec
+    from launch.cli.record import record
+    from launch.experiments.make import make_experiment_config
 
     record(dataset_id="acrobot/random-v0", episodes=1, environment="Acrobot-v1")
     spec = read_environment_spec(make_experiment_config(agent="dqn", environment="CartPole-v1",
@@ -79,7 +79,7 @@ def recorded(tmp_path_factory):
     import minari
 
     from launch import make_experiment_config, run_single_process
-    from launch.record import record
+    from launch.cli.record import record
 
     root = tmp_path_factory.mktemp("offline")
     previous = os.environ.get("MINARI_DATASETS_PATH")
@@ -105,7 +105,7 @@ def recorded(tmp_path_factory):
 
 
 def _train(agent: str, dataset: str, root, steps: int, stop_at: float = 400.0) -> dict:
-    from launch.offline import make_offline_config, run_offline
+    from launch.engines.offline import make_offline_config, run_offline
 
     config = make_offline_config(agent=agent, dataset=dataset, environment="CartPole-v1", learner_steps=steps,
                                  seed=0, run_dir=str(root / f"{agent}-{dataset.replace('/', '-')}"),

@@ -9,7 +9,7 @@ import json
 
 from stack import require
 
-from launch.registry import make_experiment_config
+from launch.experiments.make import make_experiment_config
 
 ENVIRONMENT = "acmelike/CartPoleNoVelocity-v1"
 TARGET = 300.0

@@ -98,7 +98,7 @@ def _free_port() -> int:
 
 
 def test_resources_parse_and_bad_placements_are_named():
-    from launch.ray_program import RayOptions, parse_resources, ray_temp_dir
+    from launch.engines.distributed.ray_engine import RayOptions, parse_resources, ray_temp_dir
 
     assert parse_resources("actor=worker, learner=head,learner=gpu:0.5") == {
         "actor": {"worker": 0.01}, "learner": {"head": 0.01, "gpu": 0.5},

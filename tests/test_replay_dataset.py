@@ -88,8 +88,8 @@ def test_an_on_policy_learner_samples_little_ahead_of_itself():
     """Every item a queue hands out before the learner uses it was acted with older parameters. The on-policy
     builders' pipeline (one worker, one batch in flight, one prefetched) keeps that lag to a few batches; Reverb's
     default pipeline (4 workers with 2 batches in flight each, 2 prefetched) emptied this queue."""
-    from launch.construction import AgentParts
-    from launch.registry import make_experiment_config
+    from launch.experiments.parts import AgentParts
+    from launch.experiments.make import make_experiment_config
 
     server = queue_server()
     client = reverb.Client(f"localhost:{server.port}")

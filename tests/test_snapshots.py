@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from acmelike.checkpointing import CheckpointError
-from acmelike.snapshots import environment_spec_from_json, environment_spec_to_json, load_snapshot
+from acmelike.snapshots import environment_spec_from_json, environment_spec_to_json
+from launch.lifecycle.snapshots import load_snapshot
 from acmelike.specs import EnvironmentSpec
 from dm_env import specs
 from tests.stack import require
@@ -37,12 +38,13 @@ def test_snapshot_loads_without_the_training_code_path(trained_run):
     script = textwrap.dedent(
         f"""
         import sys
-        from acmelike.snapshots import load_actor
+        from launch import load_actor
         actor = load_actor({trained_run!r})
         action = actor.select_action(__import__("numpy").zeros(4, "float32"))
         assert int(action) in (0, 1)
         # No replay, Launchpad or runner: the agent's package is imported (its builder), nothing is built from it.
-        loaded = [m for m in ("reverb", "launchpad", "tensorflow", "launch", "acmelike.replay") if m in sys.modules]
+        heavy = ("reverb", "launchpad", "tensorflow", "acmelike.replay", "launch.engines", "launch.experiments")
+        loaded = [m for m in heavy if m in sys.modules]
         assert not loaded, loaded
         """
     )
@@ -52,8 +54,8 @@ def test_snapshot_loads_without_the_training_code_path(trained_run):
 
 
 def test_greedy_return_equals_the_evaluators_last_figures(trained_run):
-    from launch.construction import evaluator_seed
-    from launch.evaluate import evaluate
+    from launch.experiments.parts import evaluator_seed
+    from launch.cli.evaluate import evaluate
 
     with open(os.path.join(trained_run, "config.json")) as f:
         seed = json.load(f)["seed"]
@@ -75,7 +77,7 @@ def test_video_is_a_gif_with_the_environments_frames(trained_run, tmp_path):
     from PIL import Image
 
     video = str(tmp_path / "episode.gif")
-    result = run(trained_run, "--episodes", "2", "--video", video, module="launch.evaluate", timeout=180)
+    result = run(trained_run, "--episodes", "2", "--video", video, module="launch.cli.evaluate", timeout=180)
     assert result.returncode == 0, result.stderr[-3000:]
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     with Image.open(video) as gif:
@@ -99,7 +101,7 @@ def test_runner_writes_tensorboard_scalars(trained_run):
 def test_missing_and_corrupt_snapshots_name_the_file(trained_run, tmp_path):
     with pytest.raises(CheckpointError, match=f"No snapshot in {tmp_path}"):
         load_snapshot(str(tmp_path))
-    result = run(str(tmp_path / "nowhere"), module="launch.evaluate", timeout=120)
+    result = run(str(tmp_path / "nowhere"), module="launch.cli.evaluate", timeout=120)
     assert result.returncode != 0 and "nowhere does not exist" in result.stderr
 
     import shutil
@@ -114,7 +116,7 @@ def test_missing_and_corrupt_snapshots_name_the_file(trained_run, tmp_path):
 
 
 def test_snapshot_of_another_environment_is_refused(trained_run):
-    from launch.evaluate import evaluate
+    from launch.cli.evaluate import evaluate
 
     with pytest.raises(ValueError, match="was trained on observations .* but Acrobot-v1 has"):
         evaluate(trained_run, episodes=1, environment="Acrobot-v1")

@@ -312,7 +312,7 @@ class UnbatchedIterator(Iterator[ReplaySample]):
     Each `next()` of `iterator` gives b groups of K items ([b, K, ...]); they are split into b * K single items and
     served in order (so a queue's order is kept), `batch_size` at a time, a remainder carried into the next batch.
     Give `iterator` a batch of ceil(batch_size / K) groups so every learner step samples what it uses (see
-    `launch.construction.AgentParts.dataset`). Sample info (keys, probabilities) is repeated per item.
+    `launch.experiments.parts.AgentParts.dataset`). Sample info (keys, probabilities) is repeated per item.
     """
 
     def __init__(self, iterator: Iterator[ReplaySample], items_per_write: int, batch_size: int):

@@ -7,7 +7,7 @@ Environments are stepped under `vmap`, steps and updates run under `lax.scan`, a
     stream = StepStream(environment, policy)          # Step rows as a CONTINUE SequenceAdder writes them (PPO)
     records = TransitionRecorder(environment, policy)  # one-step records -> n-step Transitions (DQN, flashbax)
 
-The runners that put them together live in `launch/anakin.py`.
+The runners that put them together live in `launch/engines/anakin.py`.
 """
 
 from acmelike.anakin.environment import GYMNAX_PREFIX, JaxEnvironment, JaxTimeStep, make_gymnax_environment

@@ -11,6 +11,7 @@ AGENT = AgentDefinition(
     make_builder=BCBuilder,
     make_networks=make_networks,
     action_space="discrete",
+    offline=True,
 )
 
 __all__ = ["AGENT", "BCBuilder", "BCConfig", "BCNetworks", "make_networks"]

@@ -12,6 +12,7 @@ AGENT = AgentDefinition(
     make_builder=CQLBuilder,
     make_networks=make_networks,
     action_space="discrete",
+    offline=True,
 )
 
 __all__ = ["AGENT", "CQLBuilder", "CQLConfig", "make_networks"]

@@ -79,4 +79,5 @@ AGENT = AgentDefinition(
     make_builder=ContinuousCQLBuilder,
     make_networks=make_networks,
     action_space="continuous",
+    offline=True,
 )

@@ -12,7 +12,7 @@ max_restarts) both carry on from the latest checkpoint:
     actor nodes    their own state (exploration clock, RNG)                  ActorCheckpoints (checkpoints/actors/)
 
 Whether a run directory may be resumed (same agent and config) is the launcher's check, made before any node
-starts (`launch.checkpoints.RunLifecycle`).
+starts (`launch.lifecycle.checkpoints.RunLifecycle`).
 
 When: every `checkpoint_every_minutes` (`<run_dir>/run_options.json`), between two learner steps, and when the
 program ends itself (the node ending it asks the learner first, while every node is still up). A signal to the
@@ -36,23 +36,13 @@ from acmelike.checkpointing import (
     replay_sizes,
 )
 from acmelike.counting import Counter
-from launch.checkpoints import (
-    CHECKPOINTS,
-    checkpoint_replay_sizes,
-    log_sizes,
-    make_replay_checkpointer,
-    read_run_options,
-    run_identity,
-    save_run_snapshot,
-)
+from launch.lifecycle.logs import log_sizes
+from launch.lifecycle.replay_checkpoints import checkpoint_replay_sizes, make_replay_checkpointer
+from launch.lifecycle.run_directory import CHECKPOINTS, latest_run_checkpoint, read_run_options, run_identity
+from launch.lifecycle.snapshots import save_run_snapshot
 
 ACTORS = "actors"  # <run_dir>/checkpoints/actors/actor_<i>/: each actor's own checkpoints
 RESUMED_FILE = "resumed.json"  # what the learner node restored, for people and tests
-
-
-def latest_run_checkpoint(run_dir: Optional[str]) -> Optional[str]:
-    """The run's newest complete checkpoint, or None (also without a run directory)."""
-    return latest_checkpoint(os.path.join(run_dir, CHECKPOINTS)) if run_dir else None
 
 
 def _checkpoint_minutes(run_dir: Optional[str]) -> Optional[float]:

@@ -1,8 +1,8 @@
 """Record a snapshot policy's episodes into a local Minari dataset (the community's offline-RL format).
 
-    python -m launch.record runs/dqn --episodes 50 --dataset-id cartpole/expert-v0
-    python -m launch.record runs/dqn --episodes 50 --dataset-id cartpole/noisy-v0 --epsilon 0.3
-    python -m launch.record --random --env CartPole-v1 --episodes 50 --dataset-id cartpole/random-v0
+    python -m launch.cli.record runs/dqn --episodes 50 --dataset-id cartpole/expert-v0
+    python -m launch.cli.record runs/dqn --episodes 50 --dataset-id cartpole/noisy-v0 --epsilon 0.3
+    python -m launch.cli.record --random --env CartPole-v1 --episodes 50 --dataset-id cartpole/random-v0
 
 The dataset is written under Minari's local directory (`MINARI_DATASETS_PATH`, default ~/.minari/datasets);
 nothing is uploaded or downloaded. `--epsilon` replaces each action by a uniformly random one with that probability.
@@ -40,7 +40,7 @@ def record(
         raise ValueError(f"--epsilon must be in [0, 1], got {epsilon}.")
     actor = None
     if run_dir is not None:
-        from acmelike.snapshots import load_snapshot
+        from launch.lifecycle.snapshots import load_snapshot
 
         snapshot = load_snapshot(run_dir)
         environment = environment or snapshot.environment
@@ -71,7 +71,7 @@ def record(
         dataset_id=dataset_id,
         eval_env=environment,
         algorithm_name=f"acmelike {snapshot.agent} snapshot (epsilon {epsilon})" if actor else "uniform random",
-        description=f"{episodes} episodes of {environment} recorded by launch.record from {run_dir or 'random'}.",
+        description=f"{episodes} episodes of {environment} recorded by launch.cli.record from {run_dir or 'random'}.",
     )
     env.close()
     return {
@@ -81,7 +81,7 @@ def record(
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m launch.record", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m launch.cli.record", description=__doc__.splitlines()[0])
     parser.add_argument("run_dir", nargs="?", help="a run directory (or snapshot) whose policy acts")
     parser.add_argument("--random", action="store_true", help="record a uniformly random policy instead")
     parser.add_argument("--dataset-id", required=True, help="Minari id, e.g. cartpole/expert-v0")

@@ -1,6 +1,6 @@
 """The engine a program's nodes run under (Launchpad or Ray): the stop signal and how a node ends the program.
 
-Node bodies (`launch.nodes`) never name an engine. They ask this module:
+Node bodies (`launch.engines.distributed.nodes`) never name an engine. They ask this module:
 
     stop = runtime.stop_event()      # a threading.Event, set once the program is stopping
     while not stop.is_set():

@@ -4,16 +4,17 @@
     for node in graph:                       # dependencies come before the nodes that hold a `Ref` to them
         print(node.name, node.group, node.references())
 
-`launch.distributed` turns the graph into a Launchpad program and `launch.ray_program` into Ray actors; neither
-repeats a node's body (`launch.nodes`). A `Ref` in a node's arguments is replaced, inside the node's own
+`launch.engines.distributed.launchpad_engine` turns the graph into a Launchpad program and `launch.engines.distributed.ray_engine` into Ray actors; neither
+repeats a node's body (`launch.engines.distributed.nodes`). A `Ref` in a node's arguments is replaced, inside the node's own
 process, by the engine's client of that node (for the replay node: a `reverb.Client`).
 """
 
 import dataclasses
 from typing import Any, Callable, Dict, List, Tuple
 
-from launch import node_checkpoints, nodes
-from launch.experiment import ExperimentConfig
+from launch.engines.distributed import nodes
+from launch.lifecycle import node_checkpoints
+from launch.experiments.config import ExperimentConfig
 
 REPLAY = "replay"  # a Reverb server over `constructor()`'s tables
 SERVICE = "service"  # an object whose methods other nodes call, and whose `run()` (if any) the engine runs

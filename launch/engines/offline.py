@@ -17,12 +17,13 @@ import numpy as np
 from acmelike.counting import Counter
 from acmelike.loggers import CSVLogger, Dispatcher, NoOpLogger, TerminalLogger
 from environment_loops import EnvironmentLoop
-from launch.construction import AgentParts
-from launch.experiment import ExperimentConfig
+from launch.experiments.parts import AgentParts
+from acmelike.wrappers import check_gymnasium_id, make_gymnasium_environment
+from launch.experiments.config import ExperimentConfig
+from launch.experiments.make import environment_threshold
+from launch.experiments.overrides import apply_overrides
+from launch.registry import agent_definition, offline_agents
 
-# Offline agents: name -> package defining AGENT. Kept apart from launch.registry.AGENTS, whose entries are all
-# trained online by every runner (and smoke-tested that way).
-OFFLINE_AGENTS = {"bc": "agents.bc", "cql": "agents.cql", "cql_continuous": "agents.cql.continuous"}
 DEFAULT_EVALUATION_EVERY = 250
 
 
@@ -40,15 +41,12 @@ def make_offline_config(
     config_overrides: Sequence[str] = (),
 ) -> ExperimentConfig:
     """An ExperimentConfig for an offline agent; `max_num_actor_steps` holds the learner-step budget."""
-    import importlib
-
-    from acmelike.wrappers import check_gymnasium_id, make_gymnasium_environment
-    from launch.config_overrides import apply_overrides
-    from launch.registry import environment_threshold
-
-    if agent not in OFFLINE_AGENTS:
-        raise ValueError(f"Unknown offline agent {agent!r}. Choose one of: {', '.join(sorted(OFFLINE_AGENTS))}.")
-    definition = importlib.import_module(OFFLINE_AGENTS[agent]).AGENT
+    definition = agent_definition(agent)
+    if not definition.offline:
+        raise ValueError(
+            f"{agent} learns online, from its own actors: drop --dataset, or choose an offline agent: "
+            f"{', '.join(offline_agents())}."
+        )
     agent_config = apply_overrides(definition.config_class(), [f"dataset_id={dataset}", *config_overrides])
     check_gymnasium_id(environment)
     return ExperimentConfig(
@@ -70,8 +68,8 @@ def make_offline_config(
 def run_offline(config: ExperimentConfig) -> Dict[str, Any]:
     """Trains on `config.agent_config.dataset_id`; returns the summary (also `<run_dir>/summary.json`)."""
     from acmelike.offline import check_dataset_fits
-    from launch.checkpoints import save_run_snapshot
-    from launch.episode_stats import write_config, write_summary
+    from launch.lifecycle.snapshots import save_run_snapshot
+    from launch.experiments.summaries import write_config, write_summary
 
     start = time.time()
     if config.run_dir:

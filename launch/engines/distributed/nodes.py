@@ -2,7 +2,7 @@
 
 Each node is constructed inside its own thread (local_mt), process (local_mp) or Ray actor from the experiment's
 factories and the handles of the nodes it talks to, so only handles and picklable factories cross node boundaries.
-The bodies name no engine (`launch.runtime`). Every `run()` returns promptly once the program is stopping
+The bodies name no engine (`launch.engines.distributed.runtime`). Every `run()` returns promptly once the program is stopping
 (`runtime.stop_event()`), and every error is reported with the node's name by `report_failures`.
 """
 
@@ -25,11 +25,12 @@ from acmelike.counting import Counter
 from acmelike.loggers import NoOpLogger
 from acmelike.variables import RemoteVariableSource
 from environment_loops import EnvironmentLoop, make_environment_loop
-from launch.checkpoints import node_logger, save_run_snapshot
-from launch.construction import AgentParts
-from launch.node_checkpoints import ActorCheckpoints, LearnerCheckpoints
-from launch import runtime
-from launch.experiment import ExperimentConfig
+from launch.lifecycle.logs import node_logger
+from launch.lifecycle.snapshots import save_run_snapshot
+from launch.experiments.parts import AgentParts
+from launch.lifecycle.node_checkpoints import ActorCheckpoints, LearnerCheckpoints
+from launch.engines.distributed import runtime
+from launch.experiments.config import ExperimentConfig
 
 FAILURES_DIR = "failures"
 ENDED_FILE = "ended.json"  # written by the node that ends the program (see `end_program`)

@@ -29,7 +29,7 @@ import jax
 from acmelike import core
 from acmelike.adders.base import Adder
 from acmelike.specs import EnvironmentSpec, make_environment_spec
-from launch.experiment import ExperimentConfig
+from launch.experiments.config import ExperimentConfig
 
 _LEARNER_STREAM, _EVALUATOR_STREAM, _FIRST_ACTOR_STREAM = 0, 1, 2
 _EVALUATOR_SEED_OFFSET = 1_000_003

@@ -21,11 +21,12 @@ from acmelike import core
 from acmelike.counting import Counter
 from acmelike.loggers import CSVLogger, Dispatcher, NoOpLogger, TerminalLogger
 from environment_loops import EnvironmentLoop, make_environment_loop
-from launch.checkpoints import RunLifecycle, RunOptions
-from launch.construction import AgentParts
-from launch.episode_stats import make_tracker, run_summary, write_config, write_summary
-from launch.experiment import ExperimentConfig
-from launch.interrupts import StopRequests
+from launch.lifecycle.checkpoints import RunLifecycle
+from launch.lifecycle.run_directory import RunOptions
+from launch.experiments.parts import AgentParts
+from launch.experiments.summaries import make_tracker, run_summary, write_config, write_summary
+from launch.experiments.config import ExperimentConfig
+from launch.experiments.interrupts import StopRequests
 
 
 class RunResult(dict):
@@ -114,9 +115,9 @@ def _loggers(config: ExperimentConfig, label: str, terminal: bool, lifecycle: Ru
 def run_single_process(config: ExperimentConfig, options: RunOptions = RunOptions()) -> RunResult:
     """Trains `config.builder`'s agent for `config.max_num_actor_steps` environment steps in this process.
 
-    With a run directory, `options` add checkpoints (and snapshots), resume and TensorBoard (`launch.checkpoints`).
+    With a run directory, `options` add checkpoints (and snapshots), resume and TensorBoard (`launch.lifecycle.checkpoints`).
 
-    Returns the summary (`launch.episode_stats.run_summary`, also written to `<run_dir>/summary.json`; the
+    Returns the summary (`launch.experiments.summaries.run_summary`, also written to `<run_dir>/summary.json`; the
     resolved config goes to `<run_dir>/config.json`) as a `RunResult`, which also holds the trained parameters.
     Ctrl-C or SIGTERM ends the run at the next episode: logs, summary and learning curve are still written, and
     the summary says `"interrupted": true` with the signal's name.

@@ -2,7 +2,7 @@
 
 For environments written in JAX (gymnax, named `gymnax/<id>`). Per seed, one iteration collects rows from a
 batch of environments (`vmap`, `lax.scan` over steps) and applies the agent's own pure `update_step`
-(`launch/anakin_agents.py`). Iterations are scanned in calls of `iterations_per_call`; between calls the host
+(`agents/<name>/anakin.py`). Iterations are scanned in calls of `iterations_per_call`; between calls the host
 turns episode returns into the same logs, learning curve and summary as the other runners, prints progress and
 checks `stop_at_average_return`. Nothing here imports Reverb, TensorFlow or Launchpad.
 
@@ -19,9 +19,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from launch.anakin_agents import ANAKIN_AGENTS, AnakinAgent, IterationOutputs
-from launch.episode_stats import ReturnTracker, average_return, run_summary, write_summary
-from launch.registry import agent_definition, environment_threshold
+from acmelike.anakin.agent import AnakinAgent, IterationOutputs
+from launch.experiments.make import environment_threshold, make_agent_config
+from launch.experiments.summaries import ReturnTracker, average_return, run_summary, write_summary
+from launch.registry import agent_definition, anakin_agents
 
 
 def parse_seeds(text: str) -> Tuple[int, ...]:
@@ -50,7 +51,7 @@ class AnakinConfig:
     """One Anakin run.
 
     Attributes:
-      agent: a name in `launch.anakin_agents.ANAKIN_AGENTS`.
+      agent: a registered agent with an Anakin form (`AgentDefinition.anakin`; `launch.registry.anakin_agents()`).
       environment: `gymnax/<id>`, e.g. gymnax/CartPole-v1.
       max_num_actor_steps: rows to collect per seed (environment steps; PPO's padding rows count too, see
         `acmelike.anakin.streams`), rounded down to whole iterations (at least one).
@@ -80,9 +81,9 @@ class AnakinConfig:
     def __post_init__(self):
         from acmelike.anakin import GYMNAX_PREFIX
 
-        if self.agent not in ANAKIN_AGENTS:
+        if agent_definition(self.agent).anakin is None:
             raise ValueError(
-                f"Agent {self.agent!r} has no Anakin runner. Choose one of: {', '.join(sorted(ANAKIN_AGENTS))}."
+                f"Agent {self.agent!r} has no Anakin (fully jitted) form. Choose one of: {', '.join(anakin_agents())}."
             )
         if not self.environment.startswith(GYMNAX_PREFIX):
             raise ValueError(
@@ -114,7 +115,8 @@ class AnakinConfig:
 def make_agent(config: AnakinConfig) -> AnakinAgent:
     from acmelike.anakin import make_gymnax_environment
 
-    return ANAKIN_AGENTS[config.agent](make_gymnax_environment(config.environment), config.resolved_agent_config)
+    make_anakin_agent = agent_definition(config.agent).anakin
+    return make_anakin_agent(make_gymnax_environment(config.environment), config.resolved_agent_config)
 
 
 def make_chunk(agent: AnakinAgent, length: int, may_skip: bool = True):
@@ -192,7 +194,7 @@ class _SeedLog:
 def run_anakin(config: AnakinConfig) -> Dict[str, Any]:
     """Trains every seed of `config`; returns the summary (also `<run_dir>/summary.json`).
 
-    One seed: the other runners' summary (`launch.episode_stats.run_summary`) plus `launch`, `num_envs`,
+    One seed: the other runners' summary (`launch.experiments.summaries.run_summary`) plus `launch`, `num_envs`,
     `num_seeds`, `compile_seconds`. Several: `seeds` (one such summary per seed, each also written to
     `<run_dir>/seed_<n>/`), the seeds' mean `average_return_last_<N>`, how many reached the threshold, and the
     whole vmapped run's `wall_seconds` and `compile_seconds`.
@@ -306,8 +308,6 @@ def _plot(directory: str, label: _Labels, window: int) -> None:
 def config_from_arguments(args) -> AnakinConfig:
     """The AnakinConfig for `python -m launch --launch anakin ...` (its argparse namespace); ValueError naming
     the argument that does not apply or is wrong."""
-    from launch.registry import make_agent_config
-
     if args.eval_every:
         raise ValueError("--launch anakin has no separate evaluator: drop --eval-every (the summary reports the "
                          "training episodes' returns).")

@@ -1,4 +1,4 @@
-"""Ray as a second engine of the program graph (`launch.program_graph`): every node is a Ray actor.
+"""Ray as a second engine of the program graph (`launch.engines.distributed.graph`): every node is a Ray actor.
 
     summary = run_distributed(config, num_actors=2, launch_type="ray")            # a Ray instance on this machine
     options = RayOptions(address="10.0.0.1:6379", resources=parse_resources("actor=worker,learner=head"))
@@ -9,7 +9,7 @@ One generic host (`NodeHost`) builds any node of the graph inside its own Ray ac
 `runtime.stop_program()` tells the driver), turns each `Ref` into a client (a `reverb.Client` of the Reverb server
 that lives inside the replay host; for other nodes a `RayClient` with `client.method(...)` and
 `client.futures.method(...)`), serves the node's methods from a thread pool (`max_concurrency`), and runs the node's
-`run()`. Node bodies are `launch.nodes`' own; nothing here repeats them.
+`run()`. Node bodies are `launch.engines.distributed.nodes`' own; nothing here repeats them.
 
 Placement: `RayOptions.resources` maps a graph group (replay, counter, learner, actor, evaluator, steps_limiter) to
 the custom Ray resources each node of that group needs, e.g. actors on machines started with
@@ -37,10 +37,10 @@ import uuid
 import warnings
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
-from launch import runtime
-from launch.experiment import ExperimentConfig
-from launch.interrupts import StopRequests
-from launch.program_graph import REPLAY, SERVICE, Node, Ref, experiment_graph
+from launch.engines.distributed import runtime, supervisor
+from launch.experiments.config import ExperimentConfig
+from launch.experiments.interrupts import StopRequests
+from launch.engines.distributed.graph import REPLAY, SERVICE, Node, Ref, experiment_graph
 
 RESTARTABLE_GROUPS = ("actor",)  # their state is rebuilt from the config; others stop the program when they die
 COORDINATOR = "coordinator"  # the driver's mailbox; hosts are named after their nodes, in the run's own namespace
@@ -414,8 +414,6 @@ def run_ray_program(
     `DistributedRunError` naming the node that failed or died. Ray is shut down, and the actors gone, in every case."""
     import ray
 
-    from launch import distributed
-
     options = options or RayOptions()
     run_dir = config.run_dir
     graph = experiment_graph(config, num_actors)
@@ -432,7 +430,7 @@ def run_ray_program(
             warned: Dict[str, Any] = {}  # the unstarted nodes last reported
 
             def every_period():
-                distributed._print_progress(run_dir, config.max_num_actor_steps)
+                supervisor.print_progress(run_dir, config.max_num_actor_steps)
                 _write_placements(run_dir, program.state()[0])
                 waiting = program.unplaced()
                 if waiting and time.time() - start > _UNPLACED_WARNING_S and waiting != warned.get("last"):
@@ -452,17 +450,13 @@ def run_ray_program(
             _keep_temp_dir(temp_dir, run_dir)
     wall = time.time() - start
     restarts = {name: len(runs) - 1 for name, runs in starts.items() if len(runs) > 1}
-    node_failures = distributed._read_failures(run_dir)
-    if node_failures or dead:
-        for name, why in program.died.items():
-            node_failures.setdefault(name, f"Ray: node {name!r} {why}\n")
-        details = "\n".join(f"--- node {name} ---\n{text}" for name, text in node_failures.items())
-        logs = os.path.join(run_dir, TEMP_DIR, "session_latest", "logs") if not options.address else "the cluster's"
-        raise distributed.DistributedRunError(
-            f"distributed program failed in node(s): {', '.join(node_failures)} (on Ray).\n{details}\n"
-            f"Node logs: {logs} (worker-*.err)"
-        )
-    return distributed._summary(
+    logs = os.path.join(run_dir, TEMP_DIR, "session_latest", "logs") if not options.address else "the cluster's"
+    supervisor.raise_node_failures(
+        run_dir, engine="Ray", logs_hint=f"{logs} (worker-*.err)",
+        engine_failures={name: f"Ray: node {name!r} {why}\n" for name, why in program.died.items()},
+        engine_failure=RuntimeError("a node's process died") if dead else None,
+    )
+    return supervisor.summarize(
         config, run_dir, num_actors, "ray", wall, stop,
         restarts=restarts, ray_init_seconds=round(init_seconds, 2), ray_address=options.address or "local",
     )

@@ -18,7 +18,7 @@ class ExperimentConfig:
     Attributes:
       builder: the agent; `builder.config` holds its hyperparameters.
       environment_factory: seed -> a dm_env environment. Called once per actor/evaluator, with distinct seeds
-        (`launch.construction` derives them).
+        (`launch.experiments.parts` derives them).
       network_factory: environment spec -> the agent's networks. Raises ValueError when the spec does not fit.
       max_num_actor_steps: environment steps to train for (the run ends after the episode that reaches it).
       seed: seeds networks, actors and environments.
@@ -33,7 +33,7 @@ class ExperimentConfig:
       stop_at_average_return: end training early once the last `return_window` episodes average at least this
         (None: never). A distributed program stops once an evaluation round averages at least this.
       num_envs: environments each actor steps together (B); above 1, a batched actor (one policy call per vector
-        step) and a batched adder (one replay write per B items); see `launch.construction`.
+        step) and a batched adder (one replay write per B items); see `launch.experiments.parts`.
       vector_environment_factory: (num_envs=, seed=) -> a batched environment (e.g. gymnasium's numpy-vectorised
         one); None: `num_envs` environments from `environment_factory`, stepped one after another.
       inference: where a distributed program's actors' policy runs. "local": in each actor, on parameters it

@@ -1,7 +1,7 @@
 """Watch a trained policy: run a run's snapshot for some episodes, print the returns, optionally save a video.
 
-    python -m launch.evaluate runs/dqn --episodes 10
-    python -m launch.evaluate runs/dqn --episodes 5 --video cartpole.gif
+    python -m launch.cli.evaluate runs/dqn --episodes 10
+    python -m launch.cli.evaluate runs/dqn --episodes 5 --video cartpole.gif
 
 RUN_DIR may also be a `snapshots/` folder or one snapshot. The environment is the one the run trained on (its id
 is in the snapshot), rebuilt with gymnasium; the policy is the agent's evaluation policy (e.g. greedy for DQN).
@@ -84,7 +84,7 @@ def evaluate(
     With `video`, the first episode's frames are written there.
     """
     from acmelike.loggers import NoOpLogger
-    from acmelike.snapshots import load_snapshot
+    from launch.lifecycle.snapshots import load_snapshot
     from acmelike.specs import make_environment_spec
     from environment_loops import EnvironmentLoop
 
@@ -124,7 +124,7 @@ def _check_spec(snapshot, spec, environment: str) -> None:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m launch.evaluate", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m launch.cli.evaluate", description=__doc__.splitlines()[0])
     parser.add_argument("run_dir", help="a run directory (its latest snapshot), a snapshots/ folder or a snapshot")
     parser.add_argument("--episodes", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0, help="seeds the environment and the policy's randomness")

@@ -1,0 +1,1 @@
+"""Distributed engines: one program graph (`graph`, `nodes`), run by Launchpad or Ray (`launcher.run_distributed`)."""

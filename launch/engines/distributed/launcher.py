@@ -1,0 +1,48 @@
+"""run_distributed: the same builder as a distributed program, on the engine the caller names.
+
+    summary = run_distributed(config, num_actors=2, launch_type="local_mp")                 # Launchpad, processes
+    summary = run_distributed(config, num_actors=2, launch_type="ray", ray_options=RayOptions(address=...))
+
+Every engine executes one graph (`graph.experiment_graph`) of the same nodes (`nodes`), after the same run-directory
+preparation, and reports through the same supervisor (`supervisor`): progress lines, `DistributedRunError` naming
+a failed node, and the summary.
+"""
+
+from typing import Any, Dict
+
+from launch.engines.distributed import supervisor
+from launch.engines.distributed.launchpad_engine import run_launchpad_program
+from launch.engines.distributed.ray_engine import run_ray_program
+from launch.experiments.config import ExperimentConfig
+from launch.lifecycle.run_directory import RunOptions
+
+LAUNCH_TYPES = ("local_mt", "local_mp", "ray")
+
+
+def run_distributed(
+    config: ExperimentConfig,
+    num_actors: int,
+    launch_type: str = "local_mp",
+    *,
+    options: RunOptions = RunOptions(),
+    stop_timeout_s: float = 60.0,
+    ray_options=None,
+) -> Dict[str, Any]:
+    """Launches the program, prints progress, waits for the end, and returns the summary.
+
+    `options` as for `run_single_process`: checkpoints, resume (each node restores its part: see
+    `launch.lifecycle.node_checkpoints`) and TensorBoard. A run directory holding another run's checkpoints is
+    refused (`CheckpointError`) before anything is written. `ray_options` (`ray_engine.RayOptions`) only with
+    `launch_type="ray"`.
+
+    Raises `DistributedRunError` naming the node (with its traceback) if any node fails; in every case the
+    program is stopped and its processes are gone when this returns. Ctrl-C or SIGTERM stops every node.
+    """
+    if launch_type not in LAUNCH_TYPES:
+        raise ValueError(f"Unknown launch type {launch_type!r}. Choose one of: {', '.join(LAUNCH_TYPES)}.")
+    if ray_options is not None and launch_type != "ray":
+        raise ValueError(f"ray_options are for launch_type='ray', not {launch_type!r}.")
+    config = supervisor.prepare_run_directory(config, options, launch_type, num_actors)
+    if launch_type == "ray":
+        return run_ray_program(config, num_actors, ray_options, stop_timeout_s)
+    return run_launchpad_program(config, num_actors, launch_type, stop_timeout_s)

@@ -1,0 +1,152 @@
+"""What every engine of a distributed program shares around its launch: the run directory, progress, failures.
+
+    prepare_run_directory(config, options, launch_type, num_actors)   # before any node starts
+    ... the engine launches the graph, and every period_s: print_progress(run_dir, max_steps) ...
+    raise_node_failures(run_dir, engine_failure=..., logs_hint=...)   # a failed node: DistributedRunError
+    summary = summarize(config, run_dir, num_actors, launch_type, wall, stop)
+
+Nodes write what the launcher reads here: the steps limiter `progress.json`, a failing node
+`failures/<node>.txt`, the node ending the program `ended.json`, actors and the evaluator their CSV logs.
+Launchpad (`launchpad_engine`) and Ray (`ray_engine`) both call these; neither reaches into the other.
+"""
+
+import csv
+import dataclasses
+import glob
+import json
+import os
+from typing import Any, Dict, List, Mapping, Optional
+
+from acmelike.loggers.plotting import plot_run_learning_curve
+from launch.engines.distributed import nodes
+from launch.experiments.config import ExperimentConfig
+from launch.experiments.interrupts import StopRequests
+from launch.experiments.summaries import make_tracker, run_summary, write_config, write_summary
+from launch.lifecycle.checkpoints import RunLifecycle
+from launch.lifecycle.run_directory import RunOptions
+
+
+class DistributedRunError(RuntimeError):
+    """A node of a distributed program failed; the message names it and carries its traceback."""
+
+
+def prepare_run_directory(
+    config: ExperimentConfig, options: RunOptions, launch_type: str, num_actors: int
+) -> ExperimentConfig:
+    """Checks the run directory (another run's checkpoints are refused), writes `run_options.json` (which nodes
+    read) and `config.json`, cuts the logs back when resuming, and clears what an earlier launch left for the
+    launcher to read. Returns `config` with an absolute `run_dir`, the one every node is given."""
+    if not config.run_dir:
+        raise ValueError("A distributed run needs config.run_dir: nodes report progress, logs and failures there.")
+    if config.stop_at_average_return is not None and not config.evaluation_every:
+        raise ValueError(
+            "A distributed run stops at a target return when an evaluation round reaches it: "
+            "set evaluation_every (--eval-every) > 0 together with stop_at_average_return (--stop-at-return)."
+        )
+    run_dir = os.path.abspath(config.run_dir)
+    config = dataclasses.replace(config, run_dir=run_dir)
+    RunLifecycle(config, dataclasses.replace(options, launch=launch_type, actors=num_actors))
+    os.makedirs(run_dir, exist_ok=True)
+    write_config(config, run_dir)
+    stale_files = [os.path.join(run_dir, name) for name in ("progress.json", nodes.ENDED_FILE)]
+    for stale in glob.glob(os.path.join(run_dir, nodes.FAILURES_DIR, "*.txt")) + stale_files:
+        if os.path.exists(stale):
+            os.remove(stale)
+    return config
+
+
+def raise_node_failures(
+    run_dir: str, *, engine_failures: Mapping[str, str] = (), engine_failure: Optional[BaseException] = None,
+    engine: str, logs_hint: str,
+) -> None:
+    """Raises `DistributedRunError` naming every failed node with its traceback, if any node failed.
+
+    `engine_failures` are failures only the engine saw (a node whose process died without writing one);
+    `engine_failure` is the engine's own error, if it raised one.
+    """
+    failures = read_failures(run_dir)
+    for name, why in dict(engine_failures).items():
+        failures.setdefault(name, why)
+    if not failures and engine_failure is None:
+        return
+    details = "\n".join(f"--- node {name} ---\n{text}" for name, text in failures.items())
+    names = ", ".join(failures) or "unknown node"
+    raise DistributedRunError(
+        f"distributed program failed in node(s): {names} ({engine_failure or 'see traceback'}; {engine}).\n"
+        f"{details}\nNode logs: {logs_hint}"
+    )
+
+
+def read_progress(run_dir: str) -> Dict[str, Any]:
+    """The counts the steps limiter last wrote (it replaces the file atomically)."""
+    with open(os.path.join(run_dir, "progress.json")) as f:
+        return json.load(f)
+
+
+def print_progress(run_dir: str, max_steps: int) -> None:
+    try:
+        counts = read_progress(run_dir)
+    except (OSError, ValueError):  # not written yet
+        return
+    evaluation = last_evaluation(run_dir)
+    print(
+        f"[distributed] actor steps {int(counts.get('actor_steps', 0)):>8d}/{max_steps} | "
+        f"episodes {int(counts.get('actor_episodes', 0)):>5d} | learner steps {int(counts.get('learner_steps', 0)):>6d}"
+        + (f" | evaluator return {evaluation:6.1f}" if evaluation is not None else ""),
+        flush=True,
+    )
+
+
+def read_failures(run_dir: str) -> Dict[str, str]:
+    failures = {}
+    for path in sorted(glob.glob(os.path.join(run_dir, nodes.FAILURES_DIR, "*.txt"))):
+        with open(path) as f:
+            failures[os.path.splitext(os.path.basename(path))[0]] = f.read()
+    return failures
+
+
+def _read_csv(path: str) -> List[Dict[str, str]]:
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def last_evaluation(run_dir: str) -> Optional[float]:
+    rows = _read_csv(os.path.join(run_dir, "evaluator.csv"))
+    return float(rows[-1]["average_return"]) if rows else None
+
+
+def summarize(
+    config: ExperimentConfig, run_dir: str, num_actors: int, launch_type: str, wall: float, stop: StopRequests,
+    **extra: Any,
+) -> Dict[str, Any]:
+    try:
+        counts = read_progress(run_dir)
+    except (OSError, ValueError):  # stopped before the steps limiter wrote anything
+        counts = {}
+    episodes = []
+    for index in range(num_actors):
+        episodes += _read_csv(os.path.join(run_dir, f"actor_{index}.csv"))
+    episodes.sort(key=lambda row: float(row["actor_steps"]))
+    tracker = make_tracker(config)
+    for row in episodes:
+        tracker.add(float(row["episode_return"]), int(float(row["actor_steps"])))
+    evaluation = last_evaluation(run_dir)
+    # A node ending the program (budget, target return) also SIGTERMs the launcher: only a signal that came
+    # without such an ending is an interruption.
+    ended_by_program = os.path.exists(os.path.join(run_dir, nodes.ENDED_FILE))
+    interrupted = stop.signal_name == "SIGINT" or (stop.requested and not ended_by_program)
+    summary = run_summary(
+        config, tracker, counts, wall, launch=launch_type, actors=num_actors, inference=config.inference,
+        average_evaluator_return=evaluation,
+        interrupted=interrupted, **({"signal": stop.signal_name} if interrupted else {}), **extra,
+    )
+    write_summary(run_dir, summary)
+    plot_run_learning_curve(
+        run_dir,
+        actor_labels=[f"actor_{index}" for index in range(num_actors)],
+        window=config.return_window,
+        title=f"{config.agent_name} on {config.environment_name}, {num_actors} actors ({launch_type})",
+    )
+    return summary

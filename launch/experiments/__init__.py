@@ -1,0 +1,1 @@
+"""An experiment: its config, the one construction path (AgentParts), summaries and interrupts."""

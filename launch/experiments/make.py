@@ -1,0 +1,170 @@
+"""make_experiment_config: an ExperimentConfig from names (agent, gymnasium id) and `--config` overrides.
+
+    config = make_experiment_config(agent="dqn", environment="CartPole-v1", max_num_actor_steps=50_000,
+                                    config_overrides=["learning_rate=5e-4"])
+
+Every name is checked against the registry (`launch.registry`) and the environment's spaces against the agent's
+networks before anything is built; each mistake is a ValueError that says what would fit.
+"""
+
+import functools
+import warnings
+from typing import Any, Callable, List, Optional, Sequence
+
+from acmelike.builders import AgentDefinition
+from launch.experiments.overrides import apply_overrides
+from launch.experiments.config import ExperimentConfig
+from launch.experiments.parts import read_environment_spec
+from launch.registry import agent_definition, agents_for_action_space, online_agents
+
+
+def make_agent_config(name: str, overrides: Sequence[str] = ()):
+    """The agent's default config with `overrides` ("field=value") applied and validated."""
+    return apply_overrides(agent_definition(name).config_class(), overrides)
+
+
+def environment_threshold(environment: str) -> Optional[float]:
+    """gymnasium's `reward_threshold` for `environment`, if it defines one."""
+    import gymnasium
+
+    spec = gymnasium.envs.registry.get(environment)
+    return None if spec is None or spec.reward_threshold is None else float(spec.reward_threshold)
+
+
+def make_experiment_config(
+    *,
+    agent: str,
+    environment: str,
+    max_num_actor_steps: int,
+    seed: int = 0,
+    run_dir: Optional[str] = None,
+    evaluation_every: int = 0,
+    progress_period_s: float = 5.0,
+    stop_at_average_return: Optional[float] = None,
+    config_overrides: Sequence[str] = (),
+    target_return: Optional[float] = None,
+    return_window: int = 20,
+    environment_factory: Optional[Callable[[int], Any]] = None,
+    num_envs: int = 1,
+    inference: str = "local",
+) -> ExperimentConfig:
+    """An ExperimentConfig for a registered agent on a gymnasium environment id.
+
+    The success threshold is gymnasium's `reward_threshold` for the environment, else `target_return`, else none.
+    Unknown names and bad overrides raise ValueError naming what was wrong, before anything is built. A
+    dm_env environment of your own comes in as `environment_factory` (seed -> environment), with `environment` as
+    its name.
+    """
+    from acmelike.wrappers import check_gymnasium_id, make_gymnasium_environment, make_vector_environment
+
+    definition = agent_definition(agent)
+    if definition.offline:
+        raise ValueError(
+            f"{agent} learns offline, from a dataset: add --dataset ID (a local Minari dataset; "
+            f"`python -m launch.cli.record` writes one), or choose an online agent: {', '.join(online_agents())}."
+        )
+    agent_config = make_agent_config(agent, config_overrides)
+    threshold = None
+    vector_environment_factory = None
+    if environment_factory is None:
+        try:
+            check_gymnasium_id(environment)
+        except ValueError:
+            raise ValueError(unknown_environment_message(environment, definition)) from None
+        vector_environment_factory = functools.partial(make_vector_environment, environment)
+        threshold = environment_threshold(environment)
+        environment_factory = functools.partial(make_gymnasium_environment, environment)
+    else:
+        # Native dm_env environments often speak float64/int64; JAX agents want 32 bits. The wrapper converts
+        # specs and timesteps and casts actions back to the environment's own dtypes.
+        environment_factory = functools.partial(_single_precision, environment_factory)
+    config = ExperimentConfig(
+        builder=definition.make_builder(agent_config),
+        environment_factory=environment_factory,
+        network_factory=functools.partial(definition.make_networks, config=agent_config),
+        max_num_actor_steps=max_num_actor_steps,
+        seed=seed,
+        run_dir=run_dir,
+        evaluation_every=evaluation_every,
+        agent_name=agent,
+        environment_name=environment,
+        progress_period_s=progress_period_s,
+        threshold=threshold if threshold is not None else target_return,
+        return_window=return_window,
+        stop_at_average_return=stop_at_average_return,
+        num_envs=num_envs,
+        vector_environment_factory=vector_environment_factory,
+        inference=inference,
+    )
+    check_agent_fits_environment(config, definition)
+    return config
+
+
+def _single_precision(environment_factory: Callable[[int], Any], seed: int):
+    from acmelike.wrappers import SinglePrecisionWrapper
+
+    return SinglePrecisionWrapper(environment_factory(seed))
+
+
+def unknown_environment_message(name: str, definition: AgentDefinition) -> str:
+    """Says `name` is unknown and suggests only environments whose spaces the agent's networks accept."""
+    import difflib
+
+    fitting = environments_that_fit(definition)
+    message = f"Unknown gymnasium environment {name!r}."
+    close = difflib.get_close_matches(name, fitting, n=3, cutoff=0.6)
+    if close:
+        message += " Did you mean: " + ", ".join(repr(c) for c in close) + "?"
+    return message + (
+        f" Environments that fit {definition.name} ({definition.action_space} actions) with gymnasium alone: "
+        f"{', '.join(fitting) or 'none'}. Others need extra packages (see gymnasium.pprint_registry())."
+    )
+
+
+def environments_that_fit(definition: AgentDefinition) -> List[str]:
+    """The gymnasium environments (those needing no extra package) whose spaces `definition`'s networks accept,
+    found by building each environment and the agent's networks for it."""
+    import gymnasium
+
+    config = definition.config_class()
+    fitting = []
+    with warnings.catch_warnings():  # deprecated versions warn when built; they are only probed here
+        warnings.simplefilter("ignore")
+        for env_id, env_spec in sorted(gymnasium.envs.registry.items()):
+            if _fits(definition, config, env_id, env_spec):
+                fitting.append(env_id)
+    return fitting
+
+
+def _fits(definition: AgentDefinition, config, env_id: str, env_spec) -> bool:
+    from acmelike.specs import make_environment_spec
+    from acmelike.wrappers import make_gymnasium_environment
+    from acmelike.wrappers.gymnasium_adapter import NO_EXTRA_DEPENDENCY_MODULES
+
+    entry_point = env_spec.entry_point
+    if not (isinstance(entry_point, str) and entry_point.startswith(NO_EXTRA_DEPENDENCY_MODULES)):
+        return False
+    try:
+        environment = make_gymnasium_environment(env_id, seed=0)
+        spec = make_environment_spec(environment)
+        environment.close()
+        definition.make_networks(spec, config)
+    except Exception:  # noqa: BLE001 - does not fit (or cannot be built here): not suggested
+        return False
+    return True
+
+
+def check_agent_fits_environment(config: ExperimentConfig, definition: AgentDefinition) -> None:
+    """Builds the networks once for the environment's spec; a mismatch is a ValueError that also names the
+    registered agents whose action space fits the environment."""
+    from dm_env import specs
+
+    spec = read_environment_spec(config)
+    try:
+        config.network_factory(spec)
+    except ValueError as error:
+        kind = "discrete" if isinstance(spec.actions, specs.DiscreteArray) else "continuous"
+        fitting = agents_for_action_space(kind)
+        raise ValueError(
+            f"{error} Agents for {kind} actions: {', '.join(fitting) or 'none registered'}."
+        ) from None

@@ -1,0 +1,153 @@
+"""RunLifecycle: what a one-process runner calls to make a run survive being killed, and to leave a policy behind.
+
+    lifecycle = RunLifecycle(config, RunOptions(checkpoint_every_minutes=1.0, resume=True))   # checks the run dir
+    server = reverb.Server(tables, port=None, checkpointer=lifecycle.replay_checkpointer())
+    ... build learner, actor, counter, tracker ...
+    lifecycle.start(learner=..., actors={"actor": actor}, counter=counter, tracker=tracker, replay_client=client,
+                    environment_spec=spec)         # restores them when resuming
+    while training: ...; lifecycle.after_episode(steps)     # checkpoint (+ snapshot) every N minutes
+    lifecycle.finish(steps)                        # at a clean stop: checkpoint + snapshot
+
+Under `<run_dir>`: `checkpoints/<step>/` (acmelike.checkpointing), `snapshots/<step>/` (lifecycle.snapshots),
+`run_options.json` (lifecycle.run_directory) and `tensorboard/` (lifecycle.logs). A distributed program's nodes
+checkpoint the same layout (lifecycle.node_checkpoints).
+"""
+
+import json
+import os
+from typing import Any, Mapping, Optional
+
+from acmelike.checkpointing import Checkpointer, read_metadata, replay_sizes
+from launch.lifecycle.logs import log_sizes, purge_step, read_counts, truncate_logs
+from launch.lifecycle.replay_checkpoints import checkpoint_replay_sizes, make_replay_checkpointer
+from launch.lifecycle.run_directory import (
+    CHECKPOINTS,
+    RunOptions,
+    check_run_directory,
+    latest_run_checkpoint,
+    run_identity,
+    write_run_options,
+)
+from launch.lifecycle.snapshots import save_run_snapshot
+
+
+class _RestoredTable:
+    """See `RunLifecycle.sampleable_tables`."""
+
+    def can_sample(self, num_samples: int) -> bool:
+        return False
+
+
+class RunLifecycle:
+    """Checkpoints, resume, snapshots and TensorBoard for one run; inert without `config.run_dir`."""
+
+    def __init__(self, config, options: RunOptions = RunOptions()):
+        self.config = config
+        self.options = options
+        self.enabled = bool(config.run_dir)
+        self._checkpointer: Optional[Checkpointer] = None
+        self._learner = None
+        self._spec = None
+        self.restored_step: Optional[int] = None
+        if self.enabled:
+            check_run_directory(config, options)
+            write_run_options(config.run_dir, options)
+            if self.resuming:
+                latest = self._latest()
+                truncate_logs(config.run_dir, read_metadata(latest).get("logs", {}), read_counts(latest))
+
+    @property
+    def checkpointing(self) -> bool:
+        return self.enabled and self.options.checkpoint_every_minutes is not None
+
+    @property
+    def resuming(self) -> bool:
+        """Whether this run continues from a checkpoint (the loggers then append to the run's CSV files)."""
+        return self.checkpointing and self.options.resume and self._latest() is not None
+
+    def _latest(self) -> Optional[str]:
+        return latest_run_checkpoint(self.config.run_dir)
+
+    # Replay.
+
+    def replay_checkpointer(self):
+        """The Reverb checkpointer for the run's server: it loads the latest checkpoint's replay when resuming.
+
+        None when not checkpointing (Reverb then uses a temporary directory).
+        """
+        if not self.checkpointing:
+            return None
+        return make_replay_checkpointer(self.config.run_dir, self._latest() if self.resuming else None)
+
+    def sampleable_tables(self, tables) -> dict:
+        """{name: table} for the single-process runner's "can the learner step?" check.
+
+        A Reverb server that loads a checkpoint replaces the tables it was given with the loaded ones, which
+        Python cannot reach; the given objects stay empty. A resumed run therefore gets tables that never claim
+        a batch is coming: the learner then steps whenever the prefetcher holds a batch, and the tables' rate
+        limiter still paces sampling, on the server.
+        """
+        if self.resuming:
+            return {table.name: _RestoredTable() for table in tables}
+        return {table.name: table for table in tables}
+
+    # Loggers.
+
+    def tensorboard_logger(self, label: str, step_key: Optional[str] = None):
+        """A TensorBoardLogger for `label` (None unless --tensorboard); its x-axis is `step_key`."""
+        if not (self.enabled and self.options.tensorboard):
+            return None
+        from acmelike.loggers import TensorBoardLogger
+
+        purge = purge_step(self._latest(), step_key) if self.resuming else None
+        return TensorBoardLogger(os.path.join(self.config.run_dir, "tensorboard"), label, step_key=step_key,
+                                 purge_step=purge)
+
+    # Checkpoints.
+
+    def start(self, *, learner, actors: Mapping[str, Any], counter, tracker=None, replay_client=None,
+              environment_spec=None) -> Optional[int]:
+        """Registers what checkpoints hold and, when resuming, restores it; returns the restored step (or None)."""
+        self._learner, self._spec = learner, environment_spec
+        if not self.checkpointing:
+            return None
+        objects = {"learner": learner, "counter": counter, **{f"actor_{k}": v for k, v in actors.items()}}
+        if tracker is not None:
+            objects["tracker"] = tracker
+        self._checkpointer = Checkpointer(
+            os.path.join(self.config.run_dir, CHECKPOINTS), objects, metadata=run_identity(self.config),
+            replay_client=replay_client, read_replay_sizes=checkpoint_replay_sizes,
+            every_minutes=self.options.checkpoint_every_minutes,
+        )
+        if self.resuming:
+            self.restored_step = self._checkpointer.restore()
+            resumed = {"checkpoint": self._latest(), "step": self.restored_step, "counts": counter.get_counts()}
+            if replay_client is not None:
+                resumed["replay_sizes"] = replay_sizes(replay_client)
+            learner_steps = getattr(learner.save(), "steps", None)
+            if learner_steps is not None:
+                resumed["learner_state_steps"] = int(learner_steps)
+            with open(os.path.join(self.config.run_dir, "resumed.json"), "w") as f:
+                json.dump(resumed, f, indent=2)
+            print(f"[{self.config.agent_name}] resumed: {json.dumps(resumed)}", flush=True)
+        return self.restored_step
+
+    def after_episode(self, step: int) -> None:
+        """Checkpoints (with a snapshot) if `checkpoint_every_minutes` have passed."""
+        if self._checkpointer is not None and self._checkpointer.save_if_due(step, logs=self._log_sizes()):
+            self.snapshot(step)
+
+    def finish(self, step: int) -> None:
+        """At a clean stop: a checkpoint and a snapshot (a snapshot alone when not checkpointing)."""
+        if self._checkpointer is not None:
+            self._checkpointer.save(step, logs=self._log_sizes())
+        self.snapshot(step)
+
+    def _log_sizes(self) -> dict:
+        return log_sizes(self.config.run_dir)
+
+    def snapshot(self, step: int) -> Optional[str]:
+        """Saves the evaluation policy's current parameters as `<run_dir>/snapshots/<step>/`."""
+        if not self.enabled or self._learner is None or self._spec is None:
+            return None
+        return save_run_snapshot(self.config, self._learner, self._spec, step)

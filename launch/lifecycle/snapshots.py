@@ -1,0 +1,30 @@
+"""Snapshots of a run's evaluation policy, naming the agent by its registry name (format: `acmelike.snapshots`).
+
+    path = save_run_snapshot(config, learner, spec, step)     # <run_dir>/snapshots/<step>/
+    actor = load_actor("runs/dqn")                             # the run's newest snapshot, as an actor
+"""
+
+from acmelike import core
+from acmelike.snapshots import Snapshot, save_snapshot
+from acmelike.snapshots import load_snapshot as load_snapshot_with
+from launch.registry import agent_definition
+
+
+def save_run_snapshot(config, learner, environment_spec, step: int) -> str:
+    """Saves `learner`'s "policy" variables as `<run_dir>/snapshots/<step>/`, with what rebuilds the agent."""
+    (params,) = learner.get_variables(["policy"])
+    return save_snapshot(
+        config.run_dir, step=step, params=params, agent=config.agent_name, config=config.agent_config,
+        environment_spec=environment_spec, environment=config.environment_name,
+    )
+
+
+def load_snapshot(path: str) -> Snapshot:
+    """The snapshot at `path` (a run directory, its snapshots/ folder, or one snapshot), its agent found in the
+    registry (`launch.registry`); CheckpointError naming the file if it is unusable or names no registered agent."""
+    return load_snapshot_with(path, resolve_agent=agent_definition)
+
+
+def load_actor(path: str, seed: int = 0) -> core.Actor:
+    """The evaluation policy of the snapshot at `path` as an actor, with no learner, replay or Launchpad."""
+    return load_snapshot(path).make_actor(seed)
