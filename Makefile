@@ -16,7 +16,7 @@ RUN_DIR ?= runs/demo-dqn-cartpole
 DEMO_STEPS ?= 100000
 PYTEST_ARGS ?=
 
-.PHONY: demo test test-latest venv venv-latest clean notebook
+.PHONY: demo test test-long test-latest venv venv-latest clean notebook
 
 $(VENV)/.installed: setup.py constraints.txt
 	@test -n "$(PYTHON310)" || { echo "Python 3.10 not found: set PYTHON310=/path/to/python3.10"; exit 1; }
@@ -42,6 +42,10 @@ demo: venv
 # ACMELIKE_FULL_STACK=1: on the full stack a test needing Reverb/Launchpad fails rather than skips.
 test: venv
 	ACMELIKE_FULL_STACK=1 $(PY) -m pytest -q $(PYTEST_ARGS) tests
+
+# Long tests (marked `long`, deselected by pytest.ini): distributed learning runs and slow datasets.
+test-long: venv
+	ACMELIKE_FULL_STACK=1 $(PY) -m pytest -q -m long $(PYTEST_ARGS) tests
 
 # Tests needing Reverb/Launchpad/TensorFlow skip here, each naming the missing package (-rs lists them).
 test-latest: venv-latest

@@ -25,7 +25,7 @@ def require(package: str):
         )
 
 
-# Long tests (learning as a distributed program, slow datasets) run only with ACMELIKE_LONG_TESTS=1: CI keeps to
-# one distributed learning run per engine and single-process learning for each agent.
-LONG_TESTS = os.environ.get("ACMELIKE_LONG_TESTS") == "1"
-long_test = pytest.mark.skipif(not LONG_TESTS, reason="long: set ACMELIKE_LONG_TESTS=1 to run")
+# Long tests (learning as a distributed program, slow datasets) are marked `long`: pytest.ini deselects them, and
+# `pytest -m long` (or `make test-long`) runs them. CI keeps to one distributed learning run per engine and
+# single-process learning for each agent.
+long_test = pytest.mark.long

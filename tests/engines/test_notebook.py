@@ -6,7 +6,7 @@ import sys
 
 from stack import require
 
-NOTEBOOKS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "notebooks")
+NOTEBOOKS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "notebooks")
 
 
 def test_quickstart_notebook_executes(tmp_path):

@@ -22,7 +22,7 @@ from stack import long_test, require
 require("reverb")
 require("ray")
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RAY = os.path.join(os.path.dirname(sys.executable), "ray")
 RAY_PROCESS_MARKS = ("ray::", "raylet", "gcs_server", "/ray/_private/", "/ray/dashboard/", "/ray/autoscaler/")
 

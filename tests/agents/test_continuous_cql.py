@@ -1,5 +1,5 @@
 """Continuous CQL: the conservative penalty's value and gradients, its effect on SAC's critics, and (with
-ACMELIKE_LONG_TESTS=1) learning Pendulum-v1 from recorded expert plus random data."""
+`pytest -m long`) learning Pendulum-v1 from recorded expert plus random data."""
 
 import jax
 import jax.numpy as jnp
@@ -66,7 +66,7 @@ def test_regulariser_pushes_sac_critics_down_off_the_data_relative_to_it():
     assert all(np.all(np.isfinite(g)) for g in jax.tree_util.tree_leaves(grads))
 
 
-# Learning, with ACMELIKE_LONG_TESTS=1 (a SAC expert is trained first: minutes on 2 cores).
+# Learning, with (a SAC expert is trained first: minutes on 2 cores).
 
 EXPERT_EPISODES, RANDOM_EPISODES = 10, 40
 # Measured (seed 0): CQL -1331, -1082, -839, -371 at learner steps 250 ... 1000, where it stops; the random

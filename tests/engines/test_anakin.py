@@ -172,7 +172,7 @@ def test_importing_the_anakin_runner_pulls_no_reverb_tensorflow_or_launchpad():
         "bad = [m for m in ('reverb', 'tensorflow', 'launchpad') if m in sys.modules]\n"
         "assert not bad, bad\n"
     )
-    subprocess.run([sys.executable, "-c", code], check=True, cwd=os.path.dirname(os.path.dirname(__file__)))
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,5 @@
 """SAC, TD3 and D4PG learn Pendulum-v1 (fixed seeds), single-process; SAC also as a local_mp program with 2 actors.
-CI runs SAC single-process; the others are long tests (ACMELIKE_LONG_TESTS=1).
+CI runs SAC single-process; the others are long tests (`pytest -m long`).
 
 Each run stops as soon as the last 10 episodes average -250 (a random policy averages about -1200, a policy
 that never learns to swing up stays below -700), so CI pays only for the steps learning takes.

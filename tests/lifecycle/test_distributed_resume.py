@@ -1,6 +1,6 @@
 """Distributed resume: a local_mp program killed mid-way goes on from its checkpoint when resumed.
 
-A long test (ACMELIKE_LONG_TESTS=1): 9-11 minutes of a loaded 2-core machine. CI has the single-process kill and
+A long test (`pytest -m long`): 9-11 minutes of a loaded 2-core machine. CI has the single-process kill and
 resume (tests/test_checkpoint_resume.py), and every local_mt smoke run writes its nodes' checkpoints.
 
 The kill is SIGKILL to the launcher's whole process group: a crash or a preempted machine takes every node down

@@ -5,7 +5,7 @@ again after 74.8k steps, in 87 CPU-seconds (260 s of wall time with the load ave
 chosen over 5 seeds of the same update (agents/impala/config.py); the update with each action scored under the
 next step's logits (an off-by-one bug) ends near 9 on all 3 seeds it was run on.
 
-The local_mp program runs only with ACMELIKE_LONG_TESTS=1 (a by-hand check): without --stop-at-return, 300k steps
+The local_mp program runs only with (a by-hand check): without --stop-at-return, 300k steps
 with 2 actors ended at an average of 500 (475 first reached at 105.8k steps) in 922 s with the load average at
 40-60.
 """

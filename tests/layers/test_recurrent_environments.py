@@ -3,6 +3,7 @@
 import gymnasium
 import numpy as np
 import pytest
+from stack import require
 
 import acmelike.environments
 from acmelike.specs import make_environment_spec
@@ -27,7 +28,7 @@ def test_cartpole_no_velocity_hides_the_velocities_and_registers_idempotently():
 
 
 def test_minatar_frames_fit_the_resnet_torso():
-    pytest.importorskip("minatar", reason="MinAtar is optional (pip install minatar)")
+    require("minatar")
     from agents.impala import IMPALAConfig, make_networks
 
     acmelike.environments.register()

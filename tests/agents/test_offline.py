@@ -5,8 +5,9 @@ import os
 
 import numpy as np
 import pytest
+from stack import require
 
-pytest.importorskip("minari")
+require("minari")
 
 from acmelike.offline import DatasetSpaceError, MinariIterator, check_dataset_fits  # noqa: E402
 from acmelike.types import ReplaySample, SampleInfo, Transition  # noqa: E402

@@ -1,8 +1,9 @@
 """TensorBoardLogger: the event files hold the logged scalars at the steps of the chosen counter."""
 
 import pytest
+from stack import require
 
-pytest.importorskip("tensorboardX")
+require("tensorboardX")
 
 from acmelike.loggers import TensorBoardLogger  # noqa: E402
 from tests.tensorboard_events import read_scalars  # noqa: E402
