@@ -16,6 +16,8 @@ Where things live:
 # Load tfp's JAX substrate (rlax) before anything imports TensorFlow: see acmelike._jax_probability.
 from acmelike import _jax_probability  # noqa: F401,I001
 
+import importlib
+
 # The public names below load on first use (PEP 562), so that `launch.load_actor` or `launch.registry` do not
 # import the runners: a snapshot then loads in a process that never builds a learner, replay or program.
 _PUBLIC = {
@@ -36,8 +38,6 @@ _PUBLIC = {
 def __getattr__(name):
     if name not in _PUBLIC:
         raise AttributeError(f"module 'launch' has no attribute {name!r}")
-    import importlib  # here, not at the top: the table above is what stays unloaded until asked for
-
     return getattr(importlib.import_module(_PUBLIC[name]), name)
 
 

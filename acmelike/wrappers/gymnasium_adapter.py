@@ -26,7 +26,7 @@ import numpy as np
 from dm_env import specs
 from gymnasium import spaces
 
-from acmelike.wrappers.single_precision import _single_spec
+from acmelike.wrappers.single_precision import single_precision_spec
 
 # Hot-path constants: enum members and the TimeStep constructor looked up once (a namedtuple's __new__ and an
 # Enum class attribute lookup each cost more than a gymnasium CartPole step's own bookkeeping).
@@ -49,7 +49,8 @@ _SUPPORTED_SPACES = "gymnasium.spaces.Discrete and gymnasium.spaces.Box"
 NO_EXTRA_DEPENDENCY_MODULES = ("gymnasium.envs.classic_control", "gymnasium.envs.toy_text")
 
 
-def _space_to_spec(space: gymnasium.Space, name: str, what: str):
+def space_to_spec(space: gymnasium.Space, name: str, what: str):
+    """The dm_env spec of a gymnasium Discrete or Box `space`; TypeError naming `what` (observation/action) else."""
     if isinstance(space, spaces.Discrete):
         return specs.DiscreteArray(num_values=int(space.n), dtype=np.int64, name=name)
     if isinstance(space, spaces.Box):
@@ -84,16 +85,16 @@ class GymnasiumToDmEnv(dm_env.Environment):
         self._seed = seed
         self._seeded = False
         self._reset_next_step = True
-        observation_spec = _space_to_spec(env.observation_space, "observation", "observation")
+        observation_spec = space_to_spec(env.observation_space, "observation", "observation")
         # Actions are converted and validated against the gymnasium space's own spec.
-        self._gym_action_spec = _space_to_spec(env.action_space, "action", "action")
+        self._gym_action_spec = space_to_spec(env.action_space, "action", "action")
         reward_spec = specs.Array(shape=(), dtype=np.float64, name="reward")
         discount_spec = specs.BoundedArray(shape=(), dtype=np.float64, minimum=0.0, maximum=1.0, name="discount")
         if single_precision:
             observation_spec, reward_spec, discount_spec = (
-                _single_spec(spec) for spec in (observation_spec, reward_spec, discount_spec)
+                single_precision_spec(spec) for spec in (observation_spec, reward_spec, discount_spec)
             )
-            self._action_spec = _single_spec(self._gym_action_spec)
+            self._action_spec = single_precision_spec(self._gym_action_spec)
             self._reward, self._discount_zero, self._discount_one = _float32_reward, _F32_ZERO, _F32_ONE
         else:
             self._action_spec = self._gym_action_spec

@@ -34,7 +34,8 @@ def _map_nest(fn, nest):
     return fn(nest)
 
 
-def _single_spec(spec):
+def single_precision_spec(spec):
+    """`spec` with 64-bit dtypes narrowed to 32 bits (bounds cast too); other specs unchanged."""
     if not isinstance(spec, specs.Array):
         return spec
     dtype = _single_dtype(spec.dtype)
@@ -116,10 +117,10 @@ class SinglePrecisionWrapper(EnvironmentWrapper):
 
     def __init__(self, environment: dm_env.Environment):
         super().__init__(environment)
-        self._observation_spec = _map_nest(_single_spec, environment.observation_spec())
-        self._action_spec = _map_nest(_single_spec, environment.action_spec())
-        self._reward_spec = _map_nest(_single_spec, environment.reward_spec())
-        self._discount_spec = _map_nest(_single_spec, environment.discount_spec())
+        self._observation_spec = _map_nest(single_precision_spec, environment.observation_spec())
+        self._action_spec = _map_nest(single_precision_spec, environment.action_spec())
+        self._reward_spec = _map_nest(single_precision_spec, environment.reward_spec())
+        self._discount_spec = _map_nest(single_precision_spec, environment.discount_spec())
         self._inner_action_spec = environment.action_spec()
         self._convert_observation = _converter(environment.observation_spec())
         self._convert_reward = _converter(environment.reward_spec())

@@ -28,8 +28,8 @@ from dm_env import specs
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 
-from acmelike.wrappers.gymnasium_adapter import _space_to_spec, check_gymnasium_id
-from acmelike.wrappers.single_precision import _single_spec
+from acmelike.wrappers.gymnasium_adapter import space_to_spec, check_gymnasium_id
+from acmelike.wrappers.single_precision import single_precision_spec
 
 FIRST, MID, LAST = (np.int8(t) for t in (dm_env.StepType.FIRST, dm_env.StepType.MID, dm_env.StepType.LAST))
 
@@ -57,9 +57,9 @@ class VectorEnvironment(dm_env.Environment):
         self._seed = seed
         self._seeded = False
         self.num_envs = int(env.num_envs)
-        self._observation_spec = _single_spec(_space_to_spec(env.single_observation_space, "observation", "observation"))
-        gym_action_spec = _space_to_spec(env.single_action_space, "action", "action")
-        self._action_spec = _single_spec(gym_action_spec)
+        self._observation_spec = single_precision_spec(space_to_spec(env.single_observation_space, "observation", "observation"))
+        gym_action_spec = space_to_spec(env.single_action_space, "action", "action")
+        self._action_spec = single_precision_spec(gym_action_spec)
         self._gym_action_dtype = gym_action_spec.dtype
         self._action_start = (
             int(env.single_action_space.start) if isinstance(env.single_action_space, spaces.Discrete) else 0

@@ -14,9 +14,16 @@ import os
 import sys
 from typing import Any, List, Optional
 
+import gymnasium
 import numpy as np
 
 from acmelike.checkpointing import CheckpointError
+from acmelike.loggers import NoOpLogger
+from acmelike.specs import make_environment_spec
+from acmelike.wrappers import check_gymnasium_id
+from acmelike.wrappers.gymnasium_adapter import GymnasiumToDmEnv
+from environment_loops import EnvironmentLoop
+from launch.lifecycle.snapshots import load_snapshot
 
 
 class FrameRecorder:
@@ -63,11 +70,6 @@ def write_video(frames: List[np.ndarray], path: str, fps: int = 30) -> None:
 
 def make_environment(environment_id: str, seed: int, render: bool):
     """The run's gymnasium environment as the agents see it (float32), rendering rgb frames if `render`."""
-    import gymnasium
-
-    from acmelike.wrappers import check_gymnasium_id
-    from acmelike.wrappers.gymnasium_adapter import GymnasiumToDmEnv
-
     check_gymnasium_id(environment_id)
     if render:  # pygame renders off-screen; without these SDL looks for a display and an audio device
         os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
@@ -83,11 +85,6 @@ def evaluate(
 
     With `video`, the first episode's frames are written there.
     """
-    from acmelike.loggers import NoOpLogger
-    from launch.lifecycle.snapshots import load_snapshot
-    from acmelike.specs import make_environment_spec
-    from environment_loops import EnvironmentLoop
-
     snapshot = load_snapshot(path)
     environment = environment or snapshot.environment
     if environment is None:

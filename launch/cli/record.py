@@ -14,9 +14,12 @@ import sys
 from typing import Optional
 
 import dm_env
+import gymnasium
 import numpy as np
 
 from acmelike.checkpointing import CheckpointError
+from acmelike.wrappers import check_gymnasium_id
+from launch.lifecycle.snapshots import load_snapshot
 
 
 def record(
@@ -30,18 +33,13 @@ def record(
 ) -> dict:
     """Records `episodes` episodes of the snapshot in `run_dir` (None: a uniformly random policy on
     `environment`) and returns {"dataset_id", "episodes", "steps", "mean_return", "path"}."""
-    import gymnasium
     import minari
     from minari import DataCollector
-
-    from acmelike.wrappers import check_gymnasium_id
 
     if not 0.0 <= epsilon <= 1.0:
         raise ValueError(f"--epsilon must be in [0, 1], got {epsilon}.")
     actor = None
     if run_dir is not None:
-        from launch.lifecycle.snapshots import load_snapshot
-
         snapshot = load_snapshot(run_dir)
         environment = environment or snapshot.environment
         actor = snapshot.make_actor(seed)

@@ -19,7 +19,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from acmelike.anakin import GYMNAX_PREFIX, make_gymnax_environment
 from acmelike.anakin.agent import AnakinAgent, IterationOutputs
+from acmelike.learners import NonFiniteLossError
+from acmelike.loggers import CSVLogger, NoOpLogger
+from acmelike.loggers.plotting import plot_run_learning_curve
 from launch.experiments.make import environment_threshold, make_agent_config
 from launch.experiments.summaries import ReturnTracker, average_return, run_summary, write_summary
 from launch.registry import agent_definition, anakin_agents
@@ -79,8 +83,6 @@ class AnakinConfig:
     progress_period_s: float = 5.0
 
     def __post_init__(self):
-        from acmelike.anakin import GYMNAX_PREFIX
-
         if agent_definition(self.agent).anakin is None:
             raise ValueError(
                 f"Agent {self.agent!r} has no Anakin (fully jitted) form. Choose one of: {', '.join(anakin_agents())}."
@@ -105,16 +107,12 @@ class AnakinConfig:
 
     @property
     def resolved_threshold(self) -> Optional[float]:
-        from acmelike.anakin import GYMNAX_PREFIX
-
         if self.threshold is not None:
             return self.threshold
         return environment_threshold(self.environment[len(GYMNAX_PREFIX):])
 
 
 def make_agent(config: AnakinConfig) -> AnakinAgent:
-    from acmelike.anakin import make_gymnax_environment
-
     make_anakin_agent = agent_definition(config.agent).anakin
     return make_anakin_agent(make_gymnax_environment(config.environment), config.resolved_agent_config)
 
@@ -149,8 +147,6 @@ class _SeedLog:
     """One seed's episodes: ReturnTracker, actor.csv / learner.csv rows, counts."""
 
     def __init__(self, seed: int, directory: Optional[str], tracker: ReturnTracker):
-        from acmelike.loggers import CSVLogger, NoOpLogger
-
         self.seed = seed
         self.directory = directory
         self.tracker = tracker
@@ -162,8 +158,6 @@ class _SeedLog:
     def add(self, outputs: IterationOutputs) -> None:
         """This seed's outputs of one call: episode_return and real [I, K, B] (rows of iterations in order),
         learned and metrics [I]. Raises NonFiniteLossError if an update's loss was NaN or infinite."""
-        from acmelike.learners import NonFiniteLossError
-
         episode_return, real, learned, metrics = outputs
         learned = np.asarray(learned, bool)
         losses = np.asarray(metrics["loss"])[learned]
@@ -295,8 +289,6 @@ def _combine(config: AnakinConfig, summaries: Sequence[Dict[str, Any]], wall_sec
 
 
 def _plot(directory: str, label: _Labels, window: int) -> None:
-    from acmelike.loggers.plotting import plot_run_learning_curve
-
     plot_run_learning_curve(
         directory,
         actor_labels=["actor"],

@@ -21,14 +21,22 @@ step) and a `BatchedAdder` writing groups of B items; tables store the groups (`
 serves the learner single items again (`UnbatchedIterator`). The evaluator stays unbatched.
 """
 
+import copy
+import dataclasses
+import math
 from typing import Any, Optional
 
 import dm_env
 import jax
 
 from acmelike import core
+from acmelike.actors import make_batched_policy_actor
+from acmelike.actors.inference import InferenceClientActor, InferenceServer, SingleInferenceClientActor
 from acmelike.adders.base import Adder
+from acmelike.adders.batched import BatchedAdder, UnbatchedIterator, batched_tables
 from acmelike.specs import EnvironmentSpec, make_environment_spec
+from acmelike.variables import VariableClient
+from acmelike.wrappers import BatchedEnvironments
 from launch.experiments.config import ExperimentConfig
 
 _LEARNER_STREAM, _EVALUATOR_STREAM, _FIRST_ACTOR_STREAM = 0, 1, 2
@@ -84,7 +92,6 @@ class AgentParts:
             return config.environment_factory(seed)
         if config.vector_environment_factory is not None:
             return config.vector_environment_factory(num_envs=config.num_envs, seed=seed)
-        from acmelike.wrappers import BatchedEnvironments
 
         return BatchedEnvironments([config.environment_factory(seed + j) for j in range(config.num_envs)])
 
@@ -101,7 +108,6 @@ class AgentParts:
         tables = self.builder.make_replay_tables(environment_spec=self.spec, policy=self.policy())
         if not self.batched:
             return tables
-        from acmelike.adders.batched import batched_tables
 
         return batched_tables(tables, self.config.num_envs)
 
@@ -111,11 +117,6 @@ class AgentParts:
         builder, num_envs = self.builder, self.config.num_envs
         if not self.batched:
             return builder.make_dataset_iterator(replay_client=replay_client)
-        import copy
-        import dataclasses
-        import math
-
-        from acmelike.adders.batched import UnbatchedIterator
 
         batch_size = getattr(builder.config, "batch_size", None)
         if batch_size is None:
@@ -138,7 +139,7 @@ class AgentParts:
 
     def prefetched_dataset(self, replay_client: Any):
         """`dataset` behind a `Prefetcher` keeping the builder's `learner_prefetch_batches` ready."""
-        from acmelike.replay import Prefetcher
+        from acmelike.replay import Prefetcher  # imports reverb and TensorFlow: only runners with replay pay for them
 
         return Prefetcher(self.dataset(replay_client), buffer_size=self.builder.learner_prefetch_batches)
 
@@ -146,7 +147,6 @@ class AgentParts:
         policy = self.policy()
         if not self.batched:
             return self.builder.make_adder(replay_client=replay_client, environment_spec=self.spec, policy=policy)
-        from acmelike.adders.batched import BatchedAdder
 
         return BatchedAdder(
             client=replay_client,
@@ -159,8 +159,6 @@ class AgentParts:
     def actor(self, index: int, *, variable_source: Optional[core.VariableSource], adder: Optional[Adder]) -> core.Actor:
         """Actor `index`, running the training policy (a `BatchedActor` when `num_envs` > 1)."""
         if self.config.num_envs > 1:
-            from acmelike.actors import make_batched_policy_actor
-
             # The agent's fetch period counts environment steps; a vector step is num_envs of them.
             period = getattr(self.builder.config, "variable_update_period", 1)
             return make_batched_policy_actor(
@@ -202,8 +200,6 @@ class AgentParts:
     def inference_client_actor(self, index: int, *, server: Any, adder: Optional[Adder]) -> core.Actor:
         """Actor `index` under central inference: its policy runs on `server` (an `InferenceServer`, or a handle
         to an inference node), with the key `actor(index)` would use, so it chooses the same actions."""
-        from acmelike.actors.inference import InferenceClientActor, SingleInferenceClientActor
-
         key = _key(self.config, _FIRST_ACTOR_STREAM + index)
         if self.config.num_envs > 1:
             return InferenceClientActor(server, index, key, self.config.num_envs, adder=adder)
@@ -213,9 +209,6 @@ class AgentParts:
         """The central inference server of the training policy, with parameters from `variable_source`: it
         fetches them as often, in each actor's steps, as a local actor would (a batch holds one vector step of
         each actor)."""
-        from acmelike.actors.inference import InferenceServer
-        from acmelike.variables import VariableClient
-
         client = None
         if variable_source is not None:
             period = getattr(self.builder.config, "variable_update_period", 1)

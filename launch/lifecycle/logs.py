@@ -1,17 +1,17 @@
 """A run's logs across a resume: CSV files cut back to the checkpoint, TensorBoard told where to purge from."""
 
+import csv
 import os
 from typing import Any, Mapping, Optional
 
 from acmelike.checkpointing import read_json_state
+from acmelike.loggers import CSVLogger, Dispatcher, NoOpLogger, TensorBoardLogger
 from launch.lifecycle.run_directory import latest_run_checkpoint, read_run_options
 
 
 def log_sizes(run_dir: str) -> dict:
     """{csv file: rows} of the run's CSV logs, so a resumed run drops the rows written after the save. Rows, not
     bytes: a log that gains a column after the save is rewritten with a wider header (`CSVLogger`)."""
-    import csv
-
     sizes = {}
     for name in sorted(os.listdir(run_dir)):
         if name.endswith(".csv"):
@@ -25,8 +25,6 @@ def truncate_logs(run_dir: str, sizes: Mapping[str, int], counts: Mapping[str, A
     lost), and before the first row counting past the checkpoint's `counts` (a distributed program's actor logs
     its own steps before its counter forwards them, so a row written before the checkpoint may count steps the
     checkpoint does not hold)."""
-    import csv
-
     for name, size in sizes.items():
         path = os.path.join(run_dir, name)
         if not os.path.exists(path):
@@ -52,8 +50,6 @@ def node_logger(run_dir: Optional[str], label: str, step_key: Optional[str] = No
     A node built when the run already has a checkpoint (a resumed program, or a node its engine restarted)
     continues the CSV file and hides from TensorBoard what was logged after the checkpoint.
     """
-    from acmelike.loggers import CSVLogger, Dispatcher, NoOpLogger, TensorBoardLogger
-
     if not run_dir:
         return NoOpLogger()
     latest = latest_run_checkpoint(run_dir)

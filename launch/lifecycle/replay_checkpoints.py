@@ -6,6 +6,8 @@ as arguments (`Checkpointer(replay_client=..., read_replay_sizes=checkpoint_repl
 
 import os
 import shutil
+import struct
+import zlib
 from typing import Optional
 
 from acmelike.checkpointing import REPLAY, CheckpointError
@@ -35,9 +37,6 @@ def checkpoint_replay_sizes(replay_dir: str) -> dict:
     """{table: items} in the Reverb checkpoint at `replay_dir`, read from its tables file (items inserted minus
     items deleted, as each table's rate limiter counts them): the replay's size at the very moment it was saved,
     even while actors of a distributed program kept inserting."""
-    import struct
-    import zlib
-
     from reverb.cc.checkpointing import checkpoint_pb2
 
     path = os.path.join(replay_dir, "tables.tfrecord")
