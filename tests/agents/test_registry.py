@@ -1,6 +1,8 @@
 """The registry as data: every registered agent gets smoke tests; configs from the command line; summaries."""
 
+import csv
 import json
+import math
 import subprocess
 import sys
 
@@ -10,7 +12,7 @@ from program_launcher import Launcher, line_after
 from stack import long_test, require
 
 from launch.experiments.make import make_agent_config, make_experiment_config
-from launch.registry import AGENTS, agent_definition, online_agents
+from launch.registry import AGENTS, agent_definition, anakin_agents, online_agents
 
 SMOKE_STEPS = 200
 
@@ -56,6 +58,32 @@ def test_every_registered_agent_runs_as_a_local_mt_program(name, tmp_path):
     summary = json.loads(line_after(launcher.output, "DISTRIBUTED "))
     assert summary["env_steps"] >= SMOKE_STEPS and summary["launch"] == "local_mt"
     assert launcher.left_behind() == []
+
+
+@pytest.mark.parametrize("name", anakin_agents())
+def test_every_anakin_form_trains_fully_jitted_on_a_jax_environment(name, tmp_path):
+    """Each agent's own `anakin.py` form, found through its registry entry, under the smoke config: it collects
+    steps, updates with finite losses, and writes the runner's summary."""
+    from launch.engines.anakin import AnakinConfig, run_anakin
+
+    config = AnakinConfig(
+        agent=name, environment="gymnax/CartPole-v1", max_num_actor_steps=SMOKE_STEPS * 4, seeds=(0, 1),
+        agent_config=make_agent_config(name, _smoke_overrides(name)), run_dir=str(tmp_path), progress_period_s=60.0,
+        iterations_per_call=8,
+    )
+    summary = run_anakin(config)
+    for seed_summary in summary["seeds"]:
+        assert seed_summary["agent"] == name and seed_summary["env_steps"] >= SMOKE_STEPS, seed_summary
+        assert seed_summary["learner_steps"] > 0, f"{name}'s Anakin form never updated: {seed_summary}"
+    with open(tmp_path / "seed_0" / "learner.csv") as f:
+        losses = [float(row["loss"]) for row in csv.DictReader(f)]
+    assert losses and all(math.isfinite(loss) for loss in losses), losses
+
+
+def test_the_registry_tells_online_offline_and_anakin_agents_apart():
+    assert set(online_agents()) | {name for name in AGENTS if agent_definition(name).offline} == set(AGENTS)
+    assert {"bc", "cql", "cql_continuous"} <= {name for name in AGENTS if agent_definition(name).offline}
+    assert {"dqn", "ppo"} <= set(anakin_agents()) and not set(anakin_agents()) - set(online_agents())
 
 
 def test_every_registered_agent_is_importable_and_named_consistently():
