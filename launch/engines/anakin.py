@@ -24,6 +24,7 @@ from acmelike.anakin.agent import AnakinAgent, IterationOutputs
 from acmelike.learners import NonFiniteLossError
 from acmelike.loggers import CSVLogger, NoOpLogger
 from acmelike.loggers.plotting import plot_run_learning_curve
+from launch.experiments.interrupts import StopRequests
 from launch.experiments.make import environment_threshold, make_agent_config
 from launch.experiments.summaries import ReturnTracker, average_return, run_summary, write_summary
 from launch.registry import agent_definition, anakin_agents
@@ -211,23 +212,25 @@ def run_anakin(config: AnakinConfig) -> Dict[str, Any]:
         _SeedLog(seed, _seed_dir(config, seed), ReturnTracker(config.return_window, threshold)) for seed in config.seeds
     ]
     done, last_print, target = 0, time.time(), config.stop_at_average_return
-    while done < total:
-        active = min(length, total - done)
-        carries, outputs = chunk(carries, active)
-        outputs: IterationOutputs = jax.device_get(outputs)
-        done += active
-        for index, log in enumerate(logs):
-            log.add(jax.tree_util.tree_map(lambda x: x[index], outputs))
-        if config.progress_period_s and time.time() - last_print >= config.progress_period_s:
-            last_print = time.time()
-            averages = " ".join(f"{log.tracker.average:.1f}" for log in logs)
-            print(
-                f"[anakin {config.agent} {config.environment}] iterations {done}/{total} | steps/seed "
-                f"{logs[0].actor_steps} | return(avg{config.return_window}) per seed: {averages}",
-                flush=True,
-            )
-        if target is not None and all(log.tracker.is_full and log.tracker.average >= target for log in logs):
-            break
+    # Ctrl-C / SIGTERM end the run after the jitted call in flight: logs, summaries and curves are still written.
+    with StopRequests() as stop:
+        while done < total and not stop.requested:
+            active = min(length, total - done)
+            carries, outputs = chunk(carries, active)
+            outputs: IterationOutputs = jax.device_get(outputs)
+            done += active
+            for index, log in enumerate(logs):
+                log.add(jax.tree_util.tree_map(lambda x: x[index], outputs))
+            if config.progress_period_s and time.time() - last_print >= config.progress_period_s:
+                last_print = time.time()
+                averages = " ".join(f"{log.tracker.average:.1f}" for log in logs)
+                print(
+                    f"[anakin {config.agent} {config.environment}] iterations {done}/{total} | steps/seed "
+                    f"{logs[0].actor_steps} | return(avg{config.return_window}) per seed: {averages}",
+                    flush=True,
+                )
+            if target is not None and all(log.tracker.is_full and log.tracker.average >= target for log in logs):
+                break
     wall_seconds = time.time() - start
 
     summaries = []
@@ -238,12 +241,13 @@ def run_anakin(config: AnakinConfig) -> Dict[str, Any]:
         summary = run_summary(
             label, log.tracker, counts, wall_seconds,
             launch="anakin", num_envs=agent.num_envs, num_seeds=num_seeds, compile_seconds=round(compile_seconds, 2),
+            interrupted=stop.requested, **({"signal": stop.signal_name} if stop.requested else {}),
         )
         summaries.append(summary)
         if log.directory:
             write_summary(log.directory, summary)
             _plot(log.directory, label, config.return_window)
-    result = summaries[0] if num_seeds == 1 else _combine(config, summaries, wall_seconds, compile_seconds)
+    result = summaries[0] if num_seeds == 1 else _combine(config, summaries, wall_seconds, compile_seconds, stop)
     if config.run_dir and num_seeds > 1:
         write_summary(config.run_dir, result)
     return result
@@ -268,7 +272,8 @@ def _seed_dir(config: AnakinConfig, seed: int) -> Optional[str]:
     return directory
 
 
-def _combine(config: AnakinConfig, summaries: Sequence[Dict[str, Any]], wall_seconds: float, compile_seconds: float):
+def _combine(config: AnakinConfig, summaries: Sequence[Dict[str, Any]], wall_seconds: float, compile_seconds: float,
+             stop: StopRequests):
     averages = [average_return(s) for s in summaries]
     reached = [s["steps_to_threshold"] for s in summaries]
     steps = sum(s["env_steps"] for s in summaries)
@@ -284,6 +289,8 @@ def _combine(config: AnakinConfig, summaries: Sequence[Dict[str, Any]], wall_sec
         f"mean_average_return_last_{config.return_window}": round(float(np.mean(averages)), 2),
         "threshold": summaries[0]["threshold"],
         "seeds_reaching_threshold": sum(steps is not None for steps in reached),
+        "interrupted": stop.requested,
+        **({"signal": stop.signal_name} if stop.requested else {}),
         "seeds": list(summaries),
     }
 

@@ -191,3 +191,29 @@ def test_command_line_rejects_what_anakin_cannot_run(arguments, message, capsys)
     with pytest.raises(SystemExit):
         main(["--agent", "ppo", "--steps", "10"] + arguments)
     assert message in capsys.readouterr().err
+
+
+def test_ctrl_c_ends_an_anakin_run_cleanly_with_an_interrupted_summary(tmp_path):
+    """SIGINT once the jitted loop runs: the run stops after the call in flight and writes its summaries, marked
+    interrupted with the signal's name, instead of a traceback."""
+    import signal
+    import threading
+
+    actor_log = tmp_path / "seed_0" / "actor.csv"
+
+    def interrupt_once_learning():
+        for _ in range(1200):  # the loop has started once the first episodes are logged
+            if actor_log.exists() and actor_log.stat().st_size > 200:
+                os.kill(os.getpid(), signal.SIGINT)
+                return
+            threading.Event().wait(0.05)
+
+    threading.Thread(target=interrupt_once_learning, daemon=True).start()
+    summary = run_anakin(AnakinConfig(agent="ppo", environment=CARTPOLE, max_num_actor_steps=50_000_000,
+                                      seeds=(0, 1), agent_config=PPOConfig(), run_dir=str(tmp_path),
+                                      iterations_per_call=4, progress_period_s=0))
+    assert summary["interrupted"] is True and summary["signal"] == "SIGINT", summary
+    assert all(s["interrupted"] and s["env_steps"] < 50_000_000 for s in summary["seeds"])
+    with open(tmp_path / "summary.json") as f:
+        assert json.load(f)["interrupted"] is True
+    assert (tmp_path / "seed_1" / "learning_curve.png").exists()
