@@ -22,7 +22,7 @@ import numpy as np
 from acmelike.anakin import GYMNAX_PREFIX, make_gymnax_environment
 from acmelike.anakin.agent import AnakinAgent, IterationOutputs
 from acmelike.learners import NonFiniteLossError
-from acmelike.loggers import CSVLogger, NoOpLogger
+from acmelike.loggers import CSVLogger, Dispatcher, NoOpLogger, TensorBoardLogger
 from acmelike.loggers.plotting import plot_run_learning_curve
 from launch.experiments.interrupts import StopRequests
 from launch.experiments.make import environment_threshold, make_agent_config
@@ -69,6 +69,7 @@ class AnakinConfig:
         least this.
       iterations_per_call: iterations scanned per jitted call (progress and early stopping happen between calls).
       progress_period_s: seconds between progress lines (0: none).
+      tensorboard: also write TensorBoard event files (`<seed's run_dir>/tensorboard/`); needs `run_dir`.
     """
 
     agent: str
@@ -82,9 +83,10 @@ class AnakinConfig:
     stop_at_average_return: Optional[float] = None
     iterations_per_call: int = 64
     progress_period_s: float = 5.0
+    tensorboard: bool = False
 
     def __post_init__(self):
-        if agent_definition(self.agent).anakin is None:
+        if self.agent not in anakin_agents():
             raise ValueError(
                 f"Agent {self.agent!r} has no Anakin (fully jitted) form. Choose one of: {', '.join(anakin_agents())}."
             )
@@ -101,6 +103,8 @@ class AnakinConfig:
             raise ValueError(f"AnakinConfig.return_window must be >= 1, got {self.return_window}.")
         if self.iterations_per_call < 1:
             raise ValueError(f"AnakinConfig.iterations_per_call must be >= 1, got {self.iterations_per_call}.")
+        if self.tensorboard and not self.run_dir:
+            raise ValueError("AnakinConfig.tensorboard writes under run_dir: set run_dir (--run-dir DIR) too.")
 
     @property
     def resolved_agent_config(self) -> Any:

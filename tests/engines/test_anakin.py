@@ -11,7 +11,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from tests.stack import require
+from run_helpers import REPO
+from stack import require
 
 require("gymnax")
 require("flashbax")
@@ -168,11 +169,11 @@ DQN_THRESHOLD = 150.0
 
 def test_importing_the_anakin_runner_pulls_no_reverb_tensorflow_or_launchpad():
     code = (
-        "import sys, launch.engines.anakin, launch.anakin_agents\n"
+        "import sys, launch.engines.anakin, agents.dqn.anakin, agents.ppo.anakin\n"
         "bad = [m for m in ('reverb', 'tensorflow', 'launchpad') if m in sys.modules]\n"
         "assert not bad, bad\n"
     )
-    subprocess.run([sys.executable, "-c", code], check=True, cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO)
 
 
 @pytest.mark.parametrize(
