@@ -1,6 +1,14 @@
-"""ActorLearnerBuilder: the one interface every agent implements.
+"""Builders: what an agent implements, as in Acme. `OfflineBuilder` is the base; `ActorLearnerBuilder` adds acting.
 
-A runner (single process or distributed) builds an agent from a builder like this:
+An agent that learns from a fixed dataset (BC, CQL) implements the smaller interface, `OfflineBuilder`:
+
+    policy = builder.make_policy(networks=networks, environment_spec=spec, evaluation=True)
+    learner = builder.make_learner(random_key=k1, networks=networks, dataset=batches, environment_spec=spec)
+    evaluator = builder.make_actor(random_key=k2, policy=policy, environment_spec=spec, variable_source=learner)
+
+(its batches come from the experiment, `launch.experiments.config.OfflineExperimentConfig.dataset_factory`). An
+agent that learns from its own actors implements `ActorLearnerBuilder`, which adds replay, a dataset read from
+it and adders:
 
     policy = builder.make_policy(networks=networks, environment_spec=spec)
     tables = builder.make_replay_tables(environment_spec=spec, policy=policy)
@@ -28,6 +36,7 @@ import dataclasses
 from typing import Any, Callable, Generic, Iterator, Mapping, Optional, TypeVar
 
 from acmelike import core
+from acmelike.actors import make_policy_actor
 from acmelike.adders.base import Adder
 from acmelike.specs import EnvironmentSpec
 from acmelike.types import NestedSpec, PRNGKey, ReplaySample
@@ -36,8 +45,8 @@ Networks = TypeVar("Networks")
 Policy = TypeVar("Policy")
 
 
-class ActorLearnerBuilder(abc.ABC, Generic[Networks, Policy]):
-    """Builds the replay tables, dataset, adder, actor, learner and policy of one agent.
+class OfflineBuilder(abc.ABC, Generic[Networks, Policy]):
+    """Builds the learner and the policies of an agent that learns from a fixed dataset, and its evaluation actor.
 
     `config` is the agent's frozen config dataclass: the one owner of its hyperparameters, network sizes included.
     """
@@ -46,6 +55,45 @@ class ActorLearnerBuilder(abc.ABC, Generic[Networks, Policy]):
     # Batches a learner's prefetch thread keeps ready. Sampled data waits there; an agent whose data must stay
     # fresh (a queue of on-policy sequences, where every waiting batch is acted with older parameters) keeps 1.
     learner_prefetch_batches: int = 2
+
+    @abc.abstractmethod
+    def make_learner(
+        self,
+        *,
+        random_key: PRNGKey,
+        networks: Networks,
+        dataset: Iterator[ReplaySample],
+        environment_spec: EnvironmentSpec,
+        counter: Any = None,
+        logger: Any = None,
+    ) -> core.Learner:
+        """Returns the learner, stepping on the batches of `dataset`."""
+
+    @abc.abstractmethod
+    def make_policy(self, *, networks: Networks, environment_spec: EnvironmentSpec, evaluation: bool = False) -> Policy:
+        """Returns the policy (an `ActorCore`) actors run; `evaluation` asks for the greedy/evaluation policy."""
+
+    def make_actor(
+        self,
+        *,
+        random_key: PRNGKey,
+        policy: Policy,
+        environment_spec: EnvironmentSpec,
+        variable_source: Optional[core.VariableSource] = None,
+    ) -> core.Actor:
+        """Returns an actor running `policy` on parameters from `variable_source`, writing nowhere: the evaluator.
+
+        A `GenericActor` that fetches the variable "policy" at every step, so each evaluation runs the learner's
+        latest parameters.
+        """
+        return make_policy_actor(
+            policy, random_key=random_key, variable_source=variable_source, adder=None, variable_update_period=1
+        )
+
+
+class ActorLearnerBuilder(OfflineBuilder[Networks, Policy]):
+    """An `OfflineBuilder` that also builds the replay tables, the dataset read from them, the adder and the
+    actors that write to them: an agent that learns from its own experience."""
 
     @abc.abstractmethod
     def make_replay_tables(self, *, environment_spec: EnvironmentSpec, policy: Policy) -> list:
@@ -67,30 +115,6 @@ class ActorLearnerBuilder(abc.ABC, Generic[Networks, Policy]):
     def make_adder(self, *, replay_client: Any, environment_spec: EnvironmentSpec, policy: Policy) -> Adder:
         """Returns the adder an actor running `policy` writes its experience with."""
 
-    def make_actor(
-        self,
-        *,
-        random_key: PRNGKey,
-        policy: Policy,
-        environment_spec: EnvironmentSpec,
-        variable_source: Optional[core.VariableSource] = None,
-        adder: Optional[Adder] = None,
-    ) -> core.Actor:
-        """Returns an actor running `policy`, with parameters from `variable_source`, writing to `adder`.
-
-        By default a `GenericActor` that fetches the variable "policy" every `config.variable_update_period`
-        steps (asynchronously from a source in another process); override it for any other kind of actor.
-        """
-        from acmelike.actors import make_policy_actor
-
-        return make_policy_actor(
-            policy,
-            random_key=random_key,
-            variable_source=variable_source,
-            adder=adder,
-            variable_update_period=self.config.variable_update_period,
-        )
-
     @abc.abstractmethod
     def make_learner(
         self,
@@ -105,9 +129,27 @@ class ActorLearnerBuilder(abc.ABC, Generic[Networks, Policy]):
     ) -> core.Learner:
         """Returns the learner; `replay_client` lets it update priorities."""
 
-    @abc.abstractmethod
-    def make_policy(self, *, networks: Networks, environment_spec: EnvironmentSpec, evaluation: bool = False) -> Policy:
-        """Returns the policy (an `ActorCore`) actors run; `evaluation` asks for the greedy/evaluation policy."""
+    def make_actor(
+        self,
+        *,
+        random_key: PRNGKey,
+        policy: Policy,
+        environment_spec: EnvironmentSpec,
+        variable_source: Optional[core.VariableSource] = None,
+        adder: Optional[Adder] = None,
+    ) -> core.Actor:
+        """Returns an actor running `policy`, with parameters from `variable_source`, writing to `adder`.
+
+        By default a `GenericActor` that fetches the variable "policy" every `config.variable_update_period`
+        steps (asynchronously from a source in another process); override it for any other kind of actor.
+        """
+        return make_policy_actor(
+            policy,
+            random_key=random_key,
+            variable_source=variable_source,
+            adder=adder,
+            variable_update_period=self.config.variable_update_period,
+        )
 
 
 def policy_extras_spec(policy) -> NestedSpec:
@@ -134,7 +176,9 @@ class AgentDefinition:
     Attributes:
       name: the command-line name (`--agent NAME`).
       config_class: the agent's frozen config dataclass (every field settable with `--config field=value`).
-      make_builder: config -> the agent's `ActorLearnerBuilder`.
+      make_builder: config -> the agent's builder: an `ActorLearnerBuilder`, or for an `offline` agent an
+        `OfflineBuilder` (learner, policies and evaluation actor only; its batches come from the experiment's
+        `dataset_factory`).
       make_networks: (environment_spec, config) -> networks; raises ValueError naming the agent and the spec
         when the spec does not fit. Network sizes come from the config.
       action_space: "discrete" or "continuous", what `make_networks` accepts (used to suggest agents and
@@ -148,7 +192,7 @@ class AgentDefinition:
 
     name: str
     config_class: type
-    make_builder: Callable[[Any], ActorLearnerBuilder]
+    make_builder: Callable[[Any], OfflineBuilder]
     make_networks: Callable[[EnvironmentSpec, Any], Any]
     action_space: str
     smoke_config: Mapping[str, Any] = dataclasses.field(default_factory=dict)

@@ -1,12 +1,12 @@
-"""BCBuilder: behavioural cloning through the one builder interface, from a Minari dataset."""
+"""BCBuilder: behavioural cloning through the offline builder interface (its batches come from the experiment)."""
 
 from acmelike.actors import categorical_policy_core
 from acmelike.learners import LearningParts
 from agents.bc import learning
-from agents.offline_builder import OfflineBuilder
+from agents.offline_builder import OfflineAgentBuilder
 
 
-class BCBuilder(OfflineBuilder):
+class BCBuilder(OfflineAgentBuilder):
     """Clones the dataset's actions; the evaluation policy takes the most likely action."""
 
     name = "BC"

@@ -1,12 +1,13 @@
-"""CQLBuilder: discrete conservative Q-learning through the one builder interface, from a Minari dataset."""
+"""CQLBuilder: discrete conservative Q-learning through the offline builder interface (its batches come from the
+experiment)."""
 
 from acmelike.actors import epsilon_greedy_core
 from acmelike.learners import LearningParts
 from agents.cql import learning
-from agents.offline_builder import OfflineBuilder
+from agents.offline_builder import OfflineAgentBuilder
 
 
-class CQLBuilder(OfflineBuilder):
+class CQLBuilder(OfflineAgentBuilder):
     """Learns DQN's Q-network offline; every policy acts greedily on it."""
 
     name = "CQL"

@@ -9,13 +9,28 @@ from acmelike.config_checks import check_field
 
 @dataclasses.dataclass(frozen=True)
 class CQLConfig:
-    dataset_id: str = ""  # the local Minari dataset to learn from (`--dataset`)
-    cql_alpha: float = 1.0  # weight of the conservative penalty; 0 gives offline double DQN
+    """Discrete CQL's hyperparameters; every field can be set with `--config field=value`.
+
+    Attributes:
+      dataset_id: the local Minari dataset to learn from (set by `--dataset`).
+      cql_alpha: weight of the conservative penalty logsumexp_a Q(s, a) - Q(s, a_data); 0 gives offline double DQN.
+      learning_rate: Adam's step size (after clipping gradients to `max_gradient_norm`); > 0.
+      discount: gamma per environment step, in [0, 1]; folded into the dataset's one-step discounts.
+      batch_size: transitions per SGD step.
+      num_sgd_steps_per_step: SGD steps fused into one learner step (`lax.scan`), each on its own batch.
+      target_update_period: SGD steps between copies of the online Q-network's parameters into the target network.
+      huber_loss_parameter: the Huber loss's threshold on TD errors (quadratic below, linear above); 0: squared loss.
+      max_gradient_norm: global norm the gradients are clipped to before Adam.
+      hidden_sizes: the Q-network MLP's hidden layer sizes (DQN's network).
+    """
+
+    dataset_id: str = ""
+    cql_alpha: float = 1.0
     learning_rate: float = 1e-3
     discount: float = 0.99
     batch_size: int = 64
     num_sgd_steps_per_step: int = 8
-    target_update_period: int = 100  # SGD steps between target-network copies
+    target_update_period: int = 100
     huber_loss_parameter: float = 1.0
     max_gradient_norm: float = 10.0
     hidden_sizes: Tuple[int, ...] = (64, 64)

@@ -12,7 +12,7 @@ from acmelike.builders import AgentDefinition
 from acmelike.config_checks import check_field
 from acmelike.learners import LearningParts
 from agents.cql import continuous_learning as learning
-from agents.offline_builder import OfflineBuilder
+from agents.offline_builder import OfflineAgentBuilder
 from agents.sac.networks import make_networks
 
 
@@ -24,11 +24,27 @@ class ContinuousCQLConfig:
     -1331, -1082, -839, -371 at learner steps 250 ... 1000 (then -1000, -425). Offline SAC (`cql_alpha=0`) does
     better on these data (-136 at 750): their expert episodes cover what Pendulum needs, so the penalty mostly
     slows learning here; a smaller `cql_alpha` was not measured.
+
+    Attributes:
+      dataset_id: the local Minari dataset to learn from (set by `--dataset`).
+      cql_alpha: weight of the conservative penalty on the critics' loss; 0 gives offline SAC.
+      num_sampled_actions: uniform actions, and as many policy actions, per state that estimate the log-sum-exp.
+      policy_learning_rate: Adam's step size for the policy; > 0.
+      critic_learning_rate: Adam's step size for the twin critics; > 0.
+      temperature_learning_rate: Adam's step size for log alpha, the entropy temperature's logarithm; > 0.
+      discount: gamma per environment step, in [0, 1]; folded into the dataset's one-step discounts.
+      batch_size: transitions per SGD step.
+      num_sgd_steps_per_step: SGD steps fused into one learner step (`lax.scan`), each on its own batch.
+      tau: Polyak averaging rate of the target critics per SGD step, in (0, 1].
+      initial_temperature: the entropy temperature alpha before learning (learned as log alpha); > 0.
+      target_entropy: the policy entropy (nats) alpha is tuned toward; None: -(number of action dimensions).
+      policy_hidden_sizes: hidden layer sizes of the tanh-squashed Gaussian policy's MLP.
+      critic_hidden_sizes: hidden layer sizes of each of the two critics' MLPs.
     """
 
-    dataset_id: str = ""  # the local Minari dataset to learn from (`--dataset`)
-    cql_alpha: float = 5.0  # weight of the conservative penalty; 0 gives offline SAC
-    num_sampled_actions: int = 10  # uniform and as many policy actions per state estimate the log-sum-exp
+    dataset_id: str = ""
+    cql_alpha: float = 5.0
+    num_sampled_actions: int = 10
     policy_learning_rate: float = 1e-3
     critic_learning_rate: float = 1e-3
     temperature_learning_rate: float = 1e-3
@@ -37,7 +53,7 @@ class ContinuousCQLConfig:
     num_sgd_steps_per_step: int = 4
     tau: float = 0.005
     initial_temperature: float = 1.0
-    target_entropy: Optional[float] = None  # None: -(number of action dimensions)
+    target_entropy: Optional[float] = None
     policy_hidden_sizes: Tuple[int, ...] = (64, 64)
     critic_hidden_sizes: Tuple[int, ...] = (64, 64)
 
@@ -56,7 +72,7 @@ class ContinuousCQLConfig:
             check(name, all(h >= 1 for h in getattr(self, name)), "positive layer sizes")
 
 
-class ContinuousCQLBuilder(OfflineBuilder):
+class ContinuousCQLBuilder(OfflineAgentBuilder):
     """Learns SAC's policy and twin critics offline; the evaluation policy is the squashed Gaussian's mean."""
 
     name = "continuous CQL"

@@ -9,13 +9,39 @@ from acmelike.config_checks import check_field
 
 @dataclasses.dataclass(frozen=True)
 class DQNConfig:
+    """DQN's hyperparameters; every field can be set with `--config field=value`.
+
+    Attributes:
+      learning_rate: Adam's step size (after clipping gradients to `max_gradient_norm`); > 0.
+      discount: gamma per environment step, in [0, 1]; folded into each transition's n-step discount.
+      n_step: rewards summed into each transition before it bootstraps from the target network (>= 1).
+      batch_size: transitions per SGD step.
+      num_sgd_steps_per_step: SGD steps fused into one learner step (`lax.scan`), each on its own batch.
+      target_update_period: SGD steps between copies of the online Q-network's parameters into the target network.
+      huber_loss_parameter: the Huber loss's threshold on TD errors (quadratic below, linear above); 0: squared loss.
+      max_gradient_norm: global norm the gradients are clipped to before Adam.
+      hidden_sizes: the Q-network MLP's hidden layer sizes (e.g. `--config hidden_sizes=64,64`).
+      min_replay_size: transitions the replay table holds before the learner samples from it.
+      max_replay_size: transitions the replay table holds; beyond it the oldest are removed (>= min_replay_size).
+      samples_per_insert: sampled transitions per inserted one, held by the rate limiter; > 0.
+      samples_per_insert_tolerance_rate: rate limiter slack, in units of min_replay_size * samples_per_insert samples.
+      priority_exponent: prioritized replay's alpha (sampled in proportion to |TD error| ** alpha); 0: uniform.
+      importance_sampling_exponent: beta of the weights (1 / P) ** beta correcting prioritized sampling; in [0, 1].
+      replay_table_name: name of the Reverb table the adder writes to and the learner samples from.
+      epsilon_init: the acting policy's epsilon (chance of a random action) at an actor's first step; in [0, 1].
+      epsilon_final: epsilon once `epsilon_decay_steps` have passed, in [0, 1].
+      epsilon_decay_steps: steps of each environment over which epsilon falls linearly (with --num-envs N: divide by N).
+      evaluation_epsilon: epsilon of the evaluation policy (evaluator, snapshots), in [0, 1].
+      variable_update_period: actor steps between fetches of the learner's parameters.
+    """
+
     # Learning.
     learning_rate: float = 1e-3
     discount: float = 0.99
     n_step: int = 3
     batch_size: int = 64
-    num_sgd_steps_per_step: int = 8  # SGD steps fused into one learner step (lax.scan)
-    target_update_period: int = 100  # SGD steps between target-network copies
+    num_sgd_steps_per_step: int = 8
+    target_update_period: int = 100
     huber_loss_parameter: float = 1.0
     max_gradient_norm: float = 10.0
     hidden_sizes: Tuple[int, ...] = (128, 128)
@@ -32,7 +58,7 @@ class DQNConfig:
     epsilon_final: float = 0.01
     epsilon_decay_steps: int = 10_000
     evaluation_epsilon: float = 0.0
-    variable_update_period: int = 10  # actor steps between parameter fetches
+    variable_update_period: int = 10
 
     def __post_init__(self):
         check = functools.partial(check_field, self)

@@ -10,25 +10,50 @@ from acmelike.networks.torsos import TORSO_NAMES
 
 @dataclasses.dataclass(frozen=True)
 class IMPALAConfig:
-    # Data: each item is `unroll_length + 1` steps (the last one only bootstraps), written every `unroll_length`.
+    """IMPALA's hyperparameters; every field can be set with `--config field=value`.
+
+    The learning rate is annealed linearly to 0 over `learning_rate_decay_steps` learner steps, as in the IMPALA
+    paper; each learner step consumes batch_size * unroll_length environment steps, so 7_500 ends the anneal at 300k
+    steps. Adam's momentum keeps pushing in the direction of past batches; with actors acting a few updates behind
+    (a distributed program) that overshoot feeds back through the stale data: set `adam_momentum_decay=0` there, as
+    the IMPALA paper's RMSProp and Acme's IMPALA do (agents/impala/README.md: policy lag). Measured on CartPole-v1
+    (5 seeds, 300k steps, this update fully jitted over 4 environments): with discount 0.99, lambda 1, gradients
+    clipped at 40 and a constant rate, 2-3 seeds in 5 reached 400 and most fell back; with 0.98, 0.9, a 0.5 clip
+    (bounding each update, as PPO's clip does) and the anneal, all 5 reached 400 (70k-147k steps) and ended at
+    461-500.
+
+    Attributes:
+      unroll_length: environment steps per sequence; each item holds `unroll_length + 1` (the last only bootstraps).
+      batch_size: sequences per learner step (one SGD step).
+      max_queue_size: sequences the queue holds (>= batch_size); the main policy lag when actors outpace the learner.
+      replay_table_name: name of the Reverb queue the adder writes to and the learner reads from.
+      learning_rate: Adam's initial step size (after clipping gradients to `max_gradient_norm`); > 0.
+      learning_rate_decay_steps: learner steps over which the rate falls linearly to 0; 0 keeps it constant.
+      adam_momentum_decay: Adam's b1, in [0, 1); 0 turns momentum off (for distributed programs, see above).
+      adam_variance_decay: Adam's b2, in [0, 1).
+      discount: gamma per environment step, in [0, 1].
+      vtrace_lambda: V-trace's lambda, which scales the traces c_i (0: one-step targets); in [0, 1].
+      clip_rho_threshold: V-trace's rho-bar, the clip on importance ratios pi / mu in the value targets; > 0.
+      clip_pg_rho_threshold: the clip on importance ratios in the policy-gradient term; > 0.
+      baseline_cost: weight of the value (baseline) loss in the total loss; >= 0.
+      entropy_cost: weight of the entropy bonus in the total loss; >= 0.
+      max_gradient_norm: global norm the gradients are clipped to before Adam; > 0.
+      torso: the network's torso, one of TORSO_NAMES ("mlp", "nature_dqn", "impala_resnet"; conv torsos take images).
+      hidden_sizes: the MLP torso's hidden layer sizes (unused by the conv torsos).
+      lstm_size: units of the LSTM between the torso and the policy and value heads.
+      variable_update_period: actor steps between fetches of the learner's parameters.
+    """
+
+    # Data.
     unroll_length: int = 10
-    batch_size: int = 4  # sequences per learner step
-    max_queue_size: int = 256  # sequences the queue holds
+    batch_size: int = 4
+    max_queue_size: int = 256
     replay_table_name: str = "impala_queue"
     # Learning.
     learning_rate: float = 2e-3
-    # Annealed linearly to 0 over this many learner steps, as in the IMPALA paper (0: constant). Each learner step
-    # consumes batch_size * unroll_length environment steps, so 7_500 ends the anneal at 300k steps.
     learning_rate_decay_steps: int = 7_500
-    # Adam's moment decays. Momentum keeps pushing in the direction of past batches; with actors acting a few
-    # updates behind (a distributed program) that overshoot feeds back through the stale data: set 0 there, as
-    # the IMPALA paper's RMSProp and Acme's IMPALA do (agents/impala/README.md: policy lag).
     adam_momentum_decay: float = 0.9
     adam_variance_decay: float = 0.999
-    # Measured on CartPole-v1 (5 seeds, 300k steps, this update fully jitted over 4 environments): with discount
-    # 0.99, lambda 1, gradients clipped at 40 and a constant rate, 2-3 seeds in 5 reached 400 and most fell back;
-    # with 0.98, 0.9, a 0.5 clip (bounding each update, as PPO's clip does) and the anneal, all 5 reached 400
-    # (70k-147k steps) and ended at 461-500.
     discount: float = 0.98
     vtrace_lambda: float = 0.9
     clip_rho_threshold: float = 1.0
@@ -37,8 +62,8 @@ class IMPALAConfig:
     entropy_cost: float = 0.01
     max_gradient_norm: float = 0.5
     # Network: torso -> LSTM -> policy logits and value.
-    torso: str = "mlp"  # one of TORSO_NAMES; the conv torsos take image observations
-    hidden_sizes: Tuple[int, ...] = (128,)  # the MLP torso's layers
+    torso: str = "mlp"
+    hidden_sizes: Tuple[int, ...] = (128,)
     lstm_size: int = 128
     # Acting.
     variable_update_period: int = 1

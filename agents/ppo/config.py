@@ -16,10 +16,31 @@ from acmelike.config_checks import check_field
 
 @dataclasses.dataclass(frozen=True)
 class PPOConfig:
-    # Data: each item is `unroll_length + 1` steps (the last one only bootstraps), written every `unroll_length`.
+    """PPO's hyperparameters; every field can be set with `--config field=value`.
+
+    Attributes:
+      unroll_length: environment steps per sequence; each item holds `unroll_length + 1` (the last only bootstraps).
+      batch_size: sequences per learner step (one per environment with --num-envs 8).
+      max_queue_size: sequences the queue holds; when full, a single process drops the oldest, distributed actors wait.
+      replay_table_name: name of the Reverb queue the adder writes to and the learner reads from.
+      learning_rate: Adam's step size (eps 1e-5, after clipping gradients to `max_gradient_norm`); > 0.
+      discount: gamma per environment step, in [0, 1].
+      gae_lambda: lambda of generalized advantage estimation, in [0, 1] (0: one-step TD, 1: Monte Carlo).
+      clip_epsilon: the probability ratio pi / mu is clipped to [1 - clip_epsilon, 1 + clip_epsilon]; > 0.
+      value_cost: weight of the value loss 0.5 (v - R) ** 2 in the total loss; >= 0.
+      entropy_cost: weight of the entropy bonus in the total loss; >= 0.
+      max_gradient_norm: global norm the gradients are clipped to before Adam; > 0.
+      num_epochs: passes over each learner step's batch, each in freshly shuffled minibatches.
+      num_minibatches: minibatches per epoch; must divide batch_size * unroll_length.
+      normalize_advantages: rescale each batch's advantages to mean 0 and standard deviation 1 (padding steps excluded).
+      hidden_sizes: hidden layer sizes of the policy MLP and of the separate value MLP (tanh activations).
+      variable_update_period: actor steps between fetches of the learner's parameters.
+    """
+
+    # Data.
     unroll_length: int = 32
-    batch_size: int = 8  # sequences per learner step (one per environment with --num-envs 8)
-    max_queue_size: int = 64  # sequences the queue holds (oldest dropped when full in single-process runs)
+    batch_size: int = 8
+    max_queue_size: int = 64
     replay_table_name: str = "ppo_queue"
     # Learning.
     learning_rate: float = 1e-3

@@ -10,8 +10,43 @@ from acmelike.networks.torsos import TORSO_NAMES
 
 @dataclasses.dataclass(frozen=True)
 class R2D2Config:
-    # Sequences: `burn_in_length + trace_length + 1` steps, a new one every `sequence_period` steps (overlapping
-    # when the period is shorter). The burn-in only warms the LSTM state up; the last step only bootstraps.
+    """R2D2's hyperparameters; every field can be set with `--config field=value`.
+
+    Replay holds sequences of `burn_in_length + trace_length + 1` steps, a new one every `sequence_period` steps
+    (overlapping when the period is shorter). The burn-in only warms the LSTM state up; the last step only
+    bootstraps. Each actor draws its epsilon once from the Ape-X set epsilon ** (1 + epsilon_alpha * i /
+    (num_epsilons - 1)), i = 0 .. num_epsilons - 1.
+
+    Attributes:
+      burn_in_length: steps at a sequence's start that only advance the stored LSTM state (no loss, no gradient).
+      trace_length: steps per sequence that the loss covers, after the burn-in.
+      sequence_period: steps between the starts of consecutive sequences an actor writes.
+      learning_rate: Adam's step size (after clipping gradients to `max_gradient_norm`); > 0.
+      discount: gamma per environment step, in [0, 1].
+      n_step: rewards summed into each target before it bootstraps from the target network (>= 1).
+      batch_size: sequences per learner step (one SGD step).
+      target_update_period: SGD steps between copies of the online network's parameters into the target network.
+      rescaling_epsilon: eps of the value rescaling h(x) = sign(x)(sqrt(|x| + 1) - 1) + eps x; >= 0.
+      max_gradient_norm: global norm the gradients are clipped to before Adam; > 0.
+      torso: the network's torso, one of TORSO_NAMES ("mlp", "nature_dqn", "impala_resnet"; conv torsos take images).
+      hidden_sizes: the MLP torso's hidden layer sizes (unused by the conv torsos).
+      lstm_size: units of the LSTM between the torso and the Q-value head.
+      priority_eta: a sequence's priority is eta * max |TD| + (1 - eta) * mean |TD| over its steps; in [0, 1].
+      priority_exponent: prioritized replay's alpha (sampled in proportion to priority ** alpha); 0: uniform.
+      importance_sampling_exponent: beta of the weights (1 / P) ** beta correcting prioritized sampling; in [0, 1].
+      min_replay_size: sequences the replay table holds before the learner samples from it.
+      max_replay_size: sequences the replay table holds; beyond it the oldest are removed (>= min_replay_size).
+      samples_per_insert: sequences sampled per sequence inserted, held by the rate limiter; > 0.
+      samples_per_insert_tolerance_rate: rate limiter slack, in units of min_replay_size * samples_per_insert samples.
+      replay_table_name: name of the Reverb table the adder writes to and the learner samples from.
+      epsilon: the base of the actors' epsilons (the largest one), in [0, 1].
+      epsilon_alpha: how fast the epsilons fall across actors (the exponent's alpha); >= 0.
+      num_epsilons: size of the set of epsilons actors draw from (1: every actor uses `epsilon`).
+      evaluation_epsilon: epsilon of the evaluation policy (evaluator, snapshots), in [0, 1].
+      variable_update_period: actor steps between fetches of the learner's parameters.
+    """
+
+    # Sequences.
     burn_in_length: int = 4
     trace_length: int = 16
     sequence_period: int = 10
@@ -20,28 +55,28 @@ class R2D2Config:
     discount: float = 0.99
     n_step: int = 3
     batch_size: int = 32
-    target_update_period: int = 200  # SGD steps between target-network copies
-    rescaling_epsilon: float = 1e-3  # eps of the value rescaling h(x) = sign(x)(sqrt(|x| + 1) - 1) + eps x
+    target_update_period: int = 200
+    rescaling_epsilon: float = 1e-3
     max_gradient_norm: float = 40.0
     # Network: torso -> LSTM -> Q-values.
-    torso: str = "mlp"  # one of TORSO_NAMES; the conv torsos take image observations
-    hidden_sizes: Tuple[int, ...] = (64,)  # the MLP torso's layers
+    torso: str = "mlp"
+    hidden_sizes: Tuple[int, ...] = (64,)
     lstm_size: int = 64
     # Prioritized sequence replay.
-    priority_eta: float = 0.9  # priority = eta * max|TD| + (1 - eta) * mean|TD| over the sequence
+    priority_eta: float = 0.9
     priority_exponent: float = 0.9
     importance_sampling_exponent: float = 0.6
-    min_replay_size: int = 100  # sequences
-    max_replay_size: int = 10_000  # sequences
-    samples_per_insert: float = 8.0  # sequences sampled per sequence inserted
+    min_replay_size: int = 100
+    max_replay_size: int = 10_000
+    samples_per_insert: float = 8.0
     samples_per_insert_tolerance_rate: float = 0.1
     replay_table_name: str = "r2d2_sequences"
-    # Acting: each actor draws its epsilon once from the Ape-X set epsilon ** (1 + alpha * i / (num_epsilons - 1)).
+    # Acting.
     epsilon: float = 0.4
     epsilon_alpha: float = 7.0
     num_epsilons: int = 8
     evaluation_epsilon: float = 0.0
-    variable_update_period: int = 20  # actor steps between parameter fetches
+    variable_update_period: int = 20
 
     @property
     def sequence_length(self) -> int:

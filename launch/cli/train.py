@@ -1,4 +1,5 @@
-"""Command line: train an agent, in one process or as a distributed program, and print a one-line JSON summary.
+"""Command line: train an agent, in one process, offline, fully jitted or as a distributed program, and print a
+one-line JSON summary.
 
     python -m launch --agent dqn --env CartPole-v1 --steps 100000 --seed 0 --run-dir runs/dqn
     python -m launch --agent dqn --env CartPole-v1 --launch local_mp --actors 2 --steps 100000 --run-dir runs/mp
@@ -7,33 +8,46 @@
     python -m launch --agent ppo --env CartPole-v1 --num-envs 8 --steps 100000
     python -m launch --agent dqn --env CartPole-v1 --launch local_mp --actors 4 --inference central --run-dir runs/seed
     python -m launch --resume runs/dqn             # continue a run from its latest checkpoint
-    python -m launch --agent bc --dataset cartpole/expert-v0 --env CartPole-v1   # offline, from a Minari dataset
+    python -m launch --agent bc --dataset cartpole/expert-v0 --env CartPole-v1 --run-dir runs/bc   # offline
+    python -m launch --agent sac --list-config     # every field --config can set: type, default, meaning
 
-The last line of standard output is always the JSON summary alone. Every mistake on the command line is a parser
-message (exit 2) naming the flag. Ctrl-C or SIGTERM ends the run cleanly: the summary says `"interrupted": true`
-and the exit code is 130 (SIGINT) or 143 (SIGTERM); a node that fails exits 1.
+`plan(argv)` parses and checks the command line and builds the run's config without running anything; `main`
+runs the plan. Each flag works in the modes `launch.cli.flags.FLAGS` names (single, local_mt, local_mp, ray,
+anakin, offline); given in another mode it is refused. Every mistake on the command line is a parser message
+(exit 2) naming the flag. The last line of standard output is always the JSON summary alone. Ctrl-C or SIGTERM
+ends the run cleanly: the summary says `"interrupted": true` and the exit code is 130 (SIGINT) or 143 (SIGTERM).
+A node that fails, or a final save that fails (the summary's `failures`, and `<run_dir>/failures/`), exits 1.
 """
 
 import argparse
+import dataclasses
 import json
 import signal
 import sys
+from typing import Any, Dict, FrozenSet, NamedTuple, Optional, Sequence, Tuple
 
 import launch  # noqa: F401  (orders the JAX/TensorFlow imports before anything else)
 from acmelike.checkpointing import CheckpointError
+from launch.cli.flags import DISTRIBUTED, FLAGS, refusal
+from launch.engines.anakin import config_from_arguments, run_anakin
 from launch.engines.distributed.launcher import LAUNCH_TYPES, run_distributed
+from launch.engines.distributed.ray_engine import RayOptions, parse_resources
 from launch.engines.distributed.supervisor import DistributedRunError
+from launch.engines.offline import run_offline
 from launch.engines.single_process import run_single_process
-from launch.experiments.config import INFERENCE_MODES
-from launch.experiments.make import make_experiment_config
+from launch.experiments.config import INFERENCE_MODES, OfflineExperimentConfig
+from launch.experiments.make import make_experiment_config, make_offline_experiment_config
+from launch.experiments.overrides import format_config_fields
 from launch.lifecycle.run_directory import (
     DEFAULT_CHECKPOINT_MINUTES,
     RunOptions,
+    check_new_run_dir,
+    check_run_directory,
     prepare_new_run_dir,
     read_run_options,
     resume_arguments,
 )
-from launch.registry import AGENTS
+from launch.registry import AGENTS, agent_definition, offline_agents
 
 
 def _bounded(kind, minimum, strictly: bool = False):
@@ -52,228 +66,305 @@ def _bounded(kind, minimum, strictly: bool = False):
     return parse
 
 
-def make_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m launch", description=__doc__.splitlines()[0])
-    parser.add_argument("--agent", help=f"one of: {', '.join(sorted(AGENTS))}")
-    parser.add_argument("--env", help="a gymnasium environment id, e.g. CartPole-v1")
-    parser.add_argument("--steps", type=_bounded(int, 1), default=100_000, help="environment steps to train for")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--run-dir", default=None, help="where config.json, CSV logs, learning_curve.png and summary.json go")
-    parser.add_argument("--overwrite", action="store_true", help="replace what a non-empty --run-dir holds")
-    parser.add_argument(
-        "--config", action="append", default=[], metavar="FIELD=VALUE",
-        help="set a field of the agent's config (repeatable), e.g. --config learning_rate=3e-4",
-    )
-    parser.add_argument("--eval-every", type=_bounded(int, 0), default=0, help="actor steps between evaluations (0: none)")
-    parser.add_argument(
-        "--target-return", type=float, default=None,
-        help="the return that counts as solved, for environments gymnasium gives no reward_threshold",
-    )
-    parser.add_argument("--return-window", type=_bounded(int, 1), default=20, help="episodes averaged in the summary")
-    parser.add_argument(
-        "--progress-seconds", type=_bounded(float, 0.0, strictly=True), default=5.0, help="seconds between progress lines"
-    )
-    parser.add_argument(
-        "--stop-at-return", type=float, default=None,
-        help="stop early once the last --return-window episodes (distributed: an evaluation round) average at least this",
-    )
-    parser.add_argument(
-        "--launch", default=None, choices=("single", "anakin") + LAUNCH_TYPES,
+class FlagParser(argparse.ArgumentParser):
+    """An ArgumentParser whose namespace holds only the flags given on the command line (each is added with
+    `default=argparse.SUPPRESS`), so a default value is never mistaken for a flag given in the wrong mode.
+
+    Attributes:
+      defaults: attribute -> the value a flag left out takes.
+      dests: flag -> its attribute.
+    """
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.defaults: Dict[str, Any] = {}
+        self.dests: Dict[str, str] = {}
+
+    def add_flag(self, flag: str, default: Any = None, **kwargs) -> None:
+        if flag not in FLAGS:
+            raise KeyError(f"{flag} has no row in launch.cli.flags.FLAGS: say there in which modes it works.")
+        action = self.add_argument(flag, default=argparse.SUPPRESS, **kwargs)
+        self.defaults[action.dest] = default
+        self.dests[flag] = action.dest
+
+    def read(self, argv: Optional[Sequence[str]]) -> Tuple[argparse.Namespace, FrozenSet[str]]:
+        """(every flag's value, given or default; the flags given)."""
+        given = vars(self.parse_args(argv))
+        flags = frozenset(flag for flag, dest in self.dests.items() if dest in given)
+        return argparse.Namespace(**{**self.defaults, **given}), flags
+
+
+def make_parser() -> FlagParser:
+    parser = FlagParser(prog="python -m launch", description=__doc__.splitlines()[0])
+    add = parser.add_flag
+    add("--agent", help=f"one of: {', '.join(sorted(AGENTS))}")
+    add("--env", help="a gymnasium environment id, e.g. CartPole-v1 (anakin: gymnax/<id>)")
+    add("--steps", 100_000, type=_bounded(int, 1),
+        help="environment steps to train for (offline: learner steps); default 100000")
+    add("--seed", 0, type=int, help="default 0")
+    add("--run-dir", help="where config.json, CSV logs, learning_curve.png, checkpoints and summary.json go")
+    add("--overwrite", False, action="store_true", help="replace what a non-empty --run-dir holds")
+    add("--config", [], action="append", metavar="FIELD=VALUE",
+        help="set a field of the agent's config (repeatable), e.g. --config learning_rate=3e-4 (--list-config "
+             "lists them)")
+    add("--eval-every", type=_bounded(int, 0),
+        help="actor steps (offline: learner steps) between evaluations; 0: no evaluator. Default: 0 online, "
+             f"{OfflineExperimentConfig.evaluation_every} offline")
+    add("--target-return", type=float,
+        help="the return that counts as solved (default: gymnasium's reward_threshold for --env, if it has one)")
+    add("--return-window", 20, type=_bounded(int, 1),
+        help="episodes averaged in the summary (offline: evaluation episodes); default 20 "
+             f"(offline {OfflineExperimentConfig.return_window})")
+    add("--progress-seconds", 5.0, type=_bounded(float, 0.0, strictly=True),
+        help="seconds between progress lines; default 5")
+    add("--stop-at-return", type=float,
+        help="stop early once the last --return-window episodes (distributed and offline: an evaluation round, "
+             "with --eval-every > 0) average at least this")
+    add("--launch", choices=("single", "anakin") + LAUNCH_TYPES,
         help="single (the default): one process; local_mt / local_mp: a Launchpad program (threads / processes); "
-        "anakin: fully jitted, for gymnax/<id> environments (launch/engines/anakin.py); ray: the same program as Ray actors "
-        "(launch/engines/distributed/ray_engine.py). --resume: the run's own",
-    )
-    parser.add_argument(
-        "--actors", type=_bounded(int, 1), default=None, help="actor nodes of a distributed program (default 1)"
-    )
-    parser.add_argument(
-        "--ray-address", default=None, metavar="ADDR",
-        help="--launch ray: join this Ray cluster (`ray start --head` prints it); default: start Ray on this machine",
-    )
-    parser.add_argument(
-        "--ray-resources", default="", metavar="GROUP=RESOURCE[:AMOUNT],...",
-        help="--launch ray: custom Ray resources each node of a group needs, e.g. actor=worker,learner=head",
-    )
-    parser.add_argument(
-        "--ray-max-restarts", type=_bounded(int, 0), default=3, help="--launch ray: restarts of an actor whose process died",
-    )
-    parser.add_argument(
-        "--num-envs", type=_bounded(int, 1), default=1,
-        help="environments each actor steps together, with one batched policy call per step (default 1)",
-    )
-    parser.add_argument(
-        "--inference", default="local", choices=INFERENCE_MODES,
-        help="distributed runs: where actors' policy runs. local: in each actor; central: one inference node "
-        "serves every actor in dynamic batches (SEED RL) and actors only step environments",
-    )
-    parser.add_argument("--seeds", default=None, help="anakin: seeds trained in one vmapped call, e.g. 0-15")
-    parser.add_argument(
-        "--checkpoint-every", type=_bounded(float, 0.0, strictly=True), default=None, metavar="MINUTES",
+             "anakin: fully jitted, for gymnax/<id> environments (launch/engines/anakin.py); ray: the same program "
+             "as Ray actors (launch/engines/distributed/ray_engine.py). --resume: the run's own")
+    add("--actors", type=_bounded(int, 1), help="actor nodes of a distributed program (default 1)")
+    add("--ray-address", metavar="ADDR",
+        help="--launch ray: join this Ray cluster (`ray start --head` prints it); default: start Ray on this machine")
+    add("--ray-resources", "", metavar="GROUP=RESOURCE[:AMOUNT],...",
+        help="--launch ray: custom Ray resources each node of a group needs, e.g. actor=worker,learner=head")
+    add("--ray-max-restarts", 3, type=_bounded(int, 0),
+        help="--launch ray: restarts of an actor whose process died (default 3)")
+    add("--num-envs", type=_bounded(int, 1),
+        help="environments each actor steps together, with one batched policy call per step (default 1)")
+    add("--inference", choices=INFERENCE_MODES,
+        help="distributed runs: where actors' policy runs. local (the default): in each actor; central: one "
+             "inference node serves every actor in dynamic batches (SEED RL) and actors only step environments")
+    add("--seeds", help="anakin: seeds trained in one vmapped call, e.g. 0-15")
+    add("--checkpoint-every", type=_bounded(float, 0.0, strictly=True), metavar="MINUTES",
         help=f"minutes between checkpoints of a run with --run-dir (default {DEFAULT_CHECKPOINT_MINUTES}; "
-        "one is also written at every clean stop)",
-    )
-    parser.add_argument("--tensorboard", action="store_true", help="also write TensorBoard event files")
-    parser.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR from its latest checkpoint")
-    parser.add_argument(
-        "--dataset", metavar="ID", help="train an offline agent (bc, cql) on this local Minari dataset; "
-        "--steps then counts learner steps",
-    )
+             "one is also written at every clean stop)")
+    add("--tensorboard", False, action="store_true", help="also write TensorBoard event files (needs --run-dir)")
+    add("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR from its latest checkpoint")
+    add("--dataset", metavar="ID",
+        help=f"train an offline agent ({', '.join(offline_agents())}) on this local Minari dataset; --steps then "
+             "counts learner steps")
+    add("--list-config", False, action="store_true",
+        help="list every field of --agent's config (type, default, meaning) and exit")
+    missing = sorted(set(FLAGS) - set(parser.dests))
+    if missing:
+        raise KeyError(f"launch.cli.flags.FLAGS has rows for flags the parser lacks: {', '.join(missing)}.")
     return parser
 
 
-def main(argv=None) -> int:
+@dataclasses.dataclass(frozen=True)
+class RunPlan:
+    """A checked command line, ready to run: `plan` builds it, `main` runs it.
+
+    Attributes:
+      mode: one of `launch.cli.flags.MODES`.
+      config: the mode's config: `ExperimentConfig` (single, local_mt, local_mp, ray), `OfflineExperimentConfig`
+        (offline) or `AnakinConfig` (anakin); None for a listing.
+      options: checkpoints, TensorBoard, resume, the launch and its actors (Anakin's TensorBoard is in its config).
+      ray_options: `RayOptions` for --launch ray, else None.
+      overwrite: clear the new run's directory before running (--overwrite).
+      listing: --list-config: the text to print instead of running.
+    """
+
+    mode: str
+    config: Any = None
+    options: RunOptions = RunOptions()
+    ray_options: Optional[RayOptions] = None
+    overwrite: bool = False
+    listing: Optional[str] = None
+
+
+class _SavedRun(NamedTuple):
+    """A run directory to resume: the config function's arguments (`resume_arguments`) and its `RunOptions`."""
+
+    arguments: Dict[str, Any]
+    options: RunOptions
+
+    @property
+    def mode(self) -> str:
+        return "offline" if "dataset" in self.arguments else self.options.launch
+
+
+# Flags that set an argument of make_experiment_config (online) or make_offline_experiment_config (offline).
+_SHARED_ARGUMENTS = {
+    "--agent": "agent", "--env": "environment", "--seed": "seed", "--run-dir": "run_dir",
+    "--config": "config_overrides", "--eval-every": "evaluation_every", "--target-return": "target_return",
+    "--return-window": "return_window", "--progress-seconds": "progress_period_s",
+    "--stop-at-return": "stop_at_average_return",
+}
+_ONLINE_ARGUMENTS = {**_SHARED_ARGUMENTS, "--steps": "max_num_actor_steps", "--num-envs": "num_envs",
+                     "--inference": "inference"}
+_OFFLINE_ARGUMENTS = {**_SHARED_ARGUMENTS, "--steps": "max_num_learner_steps", "--dataset": "dataset"}
+# What names a run: given with --resume, these must be the run's own.
+_IDENTITY = (("--agent", "agent"), ("--env", "environment"), ("--seed", "seed"), ("--dataset", "dataset"))
+
+
+def plan(argv: Optional[Sequence[str]] = None) -> RunPlan:
+    """Parses and checks `argv` and builds the run's config, without training or writing anything. Every
+    mistake is a parser error: SystemExit(2), with a message on stderr naming the flag."""
     parser = make_parser()
-    args = parser.parse_args(argv)
-    if args.dataset:
-        return _run_offline(parser, args)
-    options = _run_options(parser, args)
+    args, given = parser.read(argv)
+    # A resumed run's mode is its own, unless the command line names one (then the two must agree, below).
+    saved = _read_saved(parser, args.resume) if args.resume and not (args.dataset or args.launch) else None
+    mode = "offline" if args.dataset else args.launch or (saved.mode if saved else "single")
+    for flag in [flag for flag in FLAGS if flag in given]:
+        message = refusal(flag, mode, getattr(args, parser.dests[flag]))
+        if message:
+            parser.error(message)
+    if args.list_config:
+        return RunPlan(mode, listing=_listing(parser, args))
     if args.resume:
-        _resume_into(parser, args)
-    elif not (args.agent and args.env):
-        parser.error("--agent and --env are required (or --resume RUN_DIR)")
-    elif args.run_dir:
-        try:
-            prepare_new_run_dir(args.run_dir, args.overwrite)
-        except ValueError as error:
-            parser.error(str(error))
-    if args.inference == "central" and args.launch in ("single", "anakin"):
-        parser.error(
-            f"--inference central serves many actors from one inference node of a distributed program; --launch "
-            f"{args.launch} has no such node. Use --launch local_mt, local_mp or ray (with --actors N), or drop --inference."
-        )
-    if args.launch == "anakin":
-        from launch.engines.anakin import config_from_arguments, run_anakin
-
-        try:
-            anakin_config = config_from_arguments(args)
-        except ValueError as error:
-            parser.error(str(error))
-        print(json.dumps(run_anakin(anakin_config)), flush=True)
-        return 0
-    if args.seeds:
-        parser.error("--seeds is for --launch anakin (other runners take one --seed)")
-    if args.launch != "single" and not args.run_dir:
-        parser.error("--launch local_mt/local_mp needs --run-dir (node logs, progress and failures go there)")
-    if args.launch != "single" and args.stop_at_return is not None and not args.eval_every:
-        parser.error("--stop-at-return in a distributed run needs --eval-every > 0: evaluation rounds decide the stop")
-    try:
-        config = make_experiment_config(
-            agent=args.agent,
-            environment=args.env,
-            max_num_actor_steps=args.steps,
-            seed=args.seed,
-            run_dir=args.run_dir,
-            evaluation_every=args.eval_every,
-            progress_period_s=args.progress_seconds,
-            stop_at_average_return=args.stop_at_return,
-            config_overrides=args.config,
-            target_return=args.target_return,
-            return_window=args.return_window,
-            num_envs=args.num_envs,
-            inference=args.inference,
-        )
-    except ValueError as error:
-        parser.error(str(error))
-    if args.launch == "single":
-        try:
-            summary = run_single_process(config, options)
-        except CheckpointError as error:
-            print(f"error: {error}", file=sys.stderr, flush=True)
-            return 2
+        saved = saved or _read_saved(parser, args.resume)
+        _check_resume(parser, args, given, saved, mode)
     else:
-        try:
-            summary = run_distributed(
-                config, num_actors=args.actors, launch_type=args.launch, options=options,
-                ray_options=_ray_options(parser, args),
-            )
-        except CheckpointError as error:
-            print(f"error: {error}", file=sys.stderr, flush=True)
-            return 2
-        except DistributedRunError as error:
-            print(f"error: {error}", file=sys.stderr, flush=True)
-            return 1
-    print(json.dumps(dict(summary)), flush=True)
-    if summary.get("interrupted"):
-        return 128 + signal.Signals[summary["signal"]].value
-    return 0
-
-
-def _run_offline(parser, args) -> int:
-    from acmelike.offline import DatasetSpaceError
-    from launch.engines.offline import DEFAULT_EVALUATION_EVERY, make_offline_config, run_offline
-
-    if not (args.agent and args.env):
-        parser.error("--dataset needs --agent (bc, cql or cql_continuous) and --env")
+        _check_new_run(parser, args, given, mode)
     try:
-        config = make_offline_config(
-            agent=args.agent, dataset=args.dataset, environment=args.env, learner_steps=args.steps, seed=args.seed,
-            run_dir=args.run_dir, evaluation_every=args.eval_every or DEFAULT_EVALUATION_EVERY,
-            stop_at_average_return=args.stop_at_return, config_overrides=args.config,
-        )
-        summary = run_offline(config)
-    except (DatasetSpaceError, FileNotFoundError) as error:
-        print(f"error: {error}", file=sys.stderr, flush=True)
-        return 2
+        if mode == "anakin":
+            return RunPlan(mode, config=config_from_arguments(args), overwrite=args.overwrite)
+        options = _run_options(args, given, mode, saved)
+        if mode == "offline":
+            config = make_offline_experiment_config(**_arguments(parser, args, given, _OFFLINE_ARGUMENTS, saved))
+        else:
+            config = make_experiment_config(**_arguments(parser, args, given, _ONLINE_ARGUMENTS, saved))
+        if args.resume:
+            check_run_directory(config, options)  # the checkpoint must be this run's (agent, config, seed)
+    except (ValueError, FileNotFoundError, CheckpointError) as error:
+        parser.error(str(error))
+    if mode in DISTRIBUTED and config.stop_at_average_return is not None and not config.evaluation_every:
+        parser.error(f"--stop-at-return in mode {mode} needs --eval-every > 0: evaluation rounds decide the stop.")
+    ray_options = _ray_options(parser, args) if mode == "ray" else None
+    return RunPlan(mode, config=config, options=options, ray_options=ray_options, overwrite=args.overwrite)
+
+
+def _listing(parser, args) -> str:
+    if not args.agent:
+        parser.error("--list-config lists an agent's config: add --agent NAME.")
+    try:
+        return format_config_fields(agent_definition(args.agent).config_class)
     except ValueError as error:
         parser.error(str(error))
-    print(json.dumps(summary), flush=True)
-    return 0
 
 
-def _ray_options(parser, args):
-    """--ray-* flags as `RayOptions` for --launch ray (None otherwise; those flags then are a mistake)."""
-    given = [flag for flag, value in (("--ray-address", args.ray_address), ("--ray-resources", args.ray_resources))
-             if value]
-    if args.launch != "ray":
-        if given:
-            parser.error(f"{given[0]} is for --launch ray")
-        return None
-    from launch.engines.distributed.ray_engine import RayOptions, parse_resources
+def _read_saved(parser, run_dir: str) -> _SavedRun:
+    try:
+        return _SavedRun(resume_arguments(run_dir), read_run_options(run_dir))
+    except CheckpointError as error:
+        parser.error(str(error))
 
+
+def _check_new_run(parser, args, given: FrozenSet[str], mode: str) -> None:
+    if not (args.agent and args.env):
+        if mode == "offline":
+            parser.error(f"--dataset needs --agent ({', '.join(offline_agents())}) and --env (the environment the "
+                         f"agent is evaluated in).")
+        parser.error("--agent and --env are required (or --resume RUN_DIR).")
+    for flag in ("--overwrite", "--tensorboard", "--checkpoint-every"):
+        if flag in given and not args.run_dir:
+            parser.error(f"{flag} acts on the run directory: add --run-dir DIR.")
+    if mode in DISTRIBUTED and not args.run_dir:
+        parser.error(f"--launch {mode} needs --run-dir (node logs, progress and failures go there).")
+    if "--seed" in given and "--seeds" in given:
+        parser.error("--seed and --seeds both name the seeds: give --seeds alone (e.g. --seeds 3 or 0-15).")
+    if args.run_dir:
+        try:
+            check_new_run_dir(args.run_dir, args.overwrite)
+        except ValueError as error:
+            parser.error(str(error))
+
+
+def _check_resume(parser, args, given: FrozenSet[str], saved: _SavedRun, mode: str) -> None:
+    """The command line's mode and run directory must be the resumed run's."""
+    if "--overwrite" in given:
+        parser.error(f"--resume {args.resume} continues that run; --overwrite would erase it: drop one of them.")
+    if args.run_dir is not None and args.run_dir != args.resume:
+        parser.error("--resume RUN_DIR continues RUN_DIR: leave --run-dir out.")
+    if (mode == "offline") != (saved.mode == "offline") or (mode == "single") != (saved.mode == "single"):
+        how = "--dataset " + saved.arguments["dataset"] if saved.mode == "offline" else f"--launch {saved.mode}"
+        parser.error(
+            f"--resume {args.resume}: that run was launched with {how}, and its checkpoints hold what that runner "
+            f"saves: leave --launch and --dataset out to resume it as it was launched."
+        )
+
+
+def _arguments(parser, args, given: FrozenSet[str], names: Dict[str, str], saved: Optional[_SavedRun]) -> dict:
+    """The config function's keyword arguments: the flags given (and --steps' default, for a new run); when
+    resuming, the saved run's, which the flags given must agree with (agent, environment, seed, dataset), extend
+    (--config, applied after the run's own) or replace (budget, evaluation, progress, stopping)."""
+    arguments = {name: getattr(args, parser.dests[flag]) for flag, name in names.items() if flag in given}
+    if saved is None:
+        arguments.setdefault(names["--steps"], args.steps)
+        return arguments
+    for flag, name in _IDENTITY:
+        if name in arguments and arguments[name] != saved.arguments[name]:
+            parser.error(
+                f"--resume {args.resume}: the run there is {saved.arguments[name]!r} ({args.resume}/config.json), not "
+                f"{arguments[name]!r} as {flag} says. Leave {flag} out to resume it, or choose a new --run-dir."
+            )
+    overrides = saved.arguments["config_overrides"] + arguments.pop("config_overrides", [])
+    return {**saved.arguments, **arguments, "config_overrides": overrides, "run_dir": args.resume}
+
+
+def _run_options(args, given: FrozenSet[str], mode: str, saved: Optional[_SavedRun]) -> RunOptions:
+    """Checkpoints, TensorBoard and actors as given, else as the resumed run had them, else the defaults."""
+    base = saved.options if saved else RunOptions()
+    minutes = args.checkpoint_every if "--checkpoint-every" in given else base.checkpoint_every_minutes
+    return RunOptions(
+        checkpoint_every_minutes=minutes,
+        tensorboard=args.tensorboard or base.tensorboard,
+        resume=bool(args.resume),
+        launch=mode,
+        actors=args.actors if "--actors" in given else base.actors if mode in DISTRIBUTED else 1,
+    )
+
+
+def _ray_options(parser, args) -> RayOptions:
     try:
         return RayOptions(args.ray_address, parse_resources(args.ray_resources), args.ray_max_restarts)
     except ValueError as error:
         parser.error(f"--ray-resources: {error}")
 
 
-def _run_options(parser, args) -> RunOptions:
-    saved = read_run_options(args.resume) if args.resume else RunOptions()
-    if args.resume and args.launch and (args.launch == "single") != (saved.launch == "single"):
-        parser.error(
-            f"--resume {args.resume}: that run was launched with --launch {saved.launch}, and its checkpoints "
-            f"hold what that runner saves: leave --launch out to resume it as it was launched."
-        )
-    args.launch, args.actors = args.launch or saved.launch, args.actors or saved.actors
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Runs the command line `argv`; returns the exit code (see the module docstring)."""
+    run = plan(argv)
+    if run.listing is not None:
+        print(run.listing, flush=True)
+        return 0
+    if run.config.run_dir and not run.options.resume:
+        prepare_new_run_dir(run.config.run_dir, run.overwrite)
     try:
-        return RunOptions(
-            checkpoint_every_minutes=args.checkpoint_every or saved.checkpoint_every_minutes,
-            tensorboard=args.tensorboard or saved.tensorboard,
-            resume=bool(args.resume),
-            launch=args.launch,
-            actors=args.actors,
-        )
-    except ValueError as error:
-        parser.error(str(error))
-
-
-def _resume_into(parser, args) -> None:
-    """Fills `args` from RUN_DIR/config.json; flags given on the command line must agree with it."""
-    try:
-        saved = resume_arguments(args.resume)
+        summary = _execute(run)
     except CheckpointError as error:
-        parser.error(str(error))
-    for flag, name, value in (("--agent", "agent", args.agent), ("--env", "environment", args.env)):
-        if value is not None and value != saved[name]:
-            parser.error(
-                f"--resume {args.resume}: the run there is {saved[name]!r} ({args.resume}/config.json), not "
-                f"{value!r} as {flag} says. Leave {flag} out to resume it, or choose a new --run-dir."
-            )
-    if args.run_dir is not None and args.run_dir != args.resume:
-        parser.error("--resume RUN_DIR continues RUN_DIR: leave --run-dir out.")
-    args.agent, args.env, args.seed, args.run_dir = saved["agent"], saved["environment"], saved["seed"], args.resume
-    args.steps, args.eval_every = saved["max_num_actor_steps"], saved["evaluation_every"]
-    args.stop_at_return, args.return_window = saved["stop_at_average_return"], saved["return_window"]
-    args.config = saved["config_overrides"] + list(args.config)
+        print(f"error: {error}", file=sys.stderr, flush=True)
+        return 2
+    except DistributedRunError as error:
+        print(f"error: {error}", file=sys.stderr, flush=True)
+        if error.summary is not None:  # the last line of standard output is still the summary
+            print(json.dumps(dict(error.summary)), flush=True)
+        return 1
+    print(json.dumps(dict(summary)), flush=True)
+    return exit_code(summary)
+
+
+def _execute(run: RunPlan) -> Dict[str, Any]:
+    if run.mode == "anakin":
+        return run_anakin(run.config)
+    if run.mode == "offline":
+        return run_offline(run.config, run.options)
+    if run.mode == "single":
+        return run_single_process(run.config, run.options)
+    return run_distributed(run.config, num_actors=run.options.actors, launch_type=run.mode, options=run.options,
+                           ray_options=run.ray_options)
+
+
+def exit_code(summary: Dict[str, Any]) -> int:
+    """1 if a final save failed; 128 + the signal's number if a signal ended the run; else 0."""
+    if summary.get("failures"):
+        return 1
+    if summary.get("interrupted"):
+        return 128 + signal.Signals[summary["signal"]].value
+    return 0
 
 
 if __name__ == "__main__":

@@ -149,16 +149,24 @@ def make_chunk(agent: AnakinAgent, length: int, may_skip: bool = True):
 
 
 class _SeedLog:
-    """One seed's episodes: ReturnTracker, actor.csv / learner.csv rows, counts."""
+    """One seed's episodes: ReturnTracker, actor.csv / learner.csv rows (and TensorBoard scalars), counts."""
 
-    def __init__(self, seed: int, directory: Optional[str], tracker: ReturnTracker):
+    def __init__(self, seed: int, directory: Optional[str], tracker: ReturnTracker, tensorboard: bool = False):
         self.seed = seed
         self.directory = directory
         self.tracker = tracker
         self.actor_steps = 0
         self.learner_steps = 0
-        self.actor_log = CSVLogger(directory, "actor") if directory else NoOpLogger()
-        self.learner_log = CSVLogger(directory, "learner") if directory else NoOpLogger()
+        self.actor_log = self._logger("actor", "actor_steps", tensorboard)
+        self.learner_log = self._logger("learner", "learner_steps", tensorboard)
+
+    def _logger(self, label: str, step_key: str, tensorboard: bool):
+        if not self.directory:
+            return NoOpLogger()
+        if not tensorboard:
+            return CSVLogger(self.directory, label)
+        return Dispatcher([CSVLogger(self.directory, label),
+                           TensorBoardLogger(os.path.join(self.directory, "tensorboard"), label, step_key=step_key)])
 
     def add(self, outputs: IterationOutputs) -> None:
         """This seed's outputs of one call: episode_return and real [I, K, B] (rows of iterations in order),
@@ -213,7 +221,8 @@ def run_anakin(config: AnakinConfig) -> Dict[str, Any]:
 
     threshold = config.resolved_threshold
     logs = [
-        _SeedLog(seed, _seed_dir(config, seed), ReturnTracker(config.return_window, threshold)) for seed in config.seeds
+        _SeedLog(seed, _seed_dir(config, seed), ReturnTracker(config.return_window, threshold), config.tensorboard)
+        for seed in config.seeds
     ]
     done, last_print, target = 0, time.time(), config.stop_at_average_return
     # Ctrl-C / SIGTERM end the run after the jitted call in flight: logs, summaries and curves are still written.
@@ -309,14 +318,9 @@ def _plot(directory: str, label: _Labels, window: int) -> None:
 
 
 def config_from_arguments(args) -> AnakinConfig:
-    """The AnakinConfig for `python -m launch --launch anakin ...` (its argparse namespace); ValueError naming
-    the argument that does not apply or is wrong."""
-    if args.eval_every:
-        raise ValueError("--launch anakin has no separate evaluator: drop --eval-every (the summary reports the "
-                         "training episodes' returns).")
-    if args.actors != 1:
-        raise ValueError("--launch anakin runs no actor processes: drop --actors (PPO's environments are its "
-                         "batch_size: --config batch_size=N).")
+    """The AnakinConfig for `python -m launch --launch anakin ...` (its argparse namespace, defaults filled in);
+    ValueError naming the argument that is wrong. Flags that do not apply to Anakin never get here: the command
+    line refuses them (`launch.cli.flags`)."""
     return AnakinConfig(
         agent=args.agent,
         environment=args.env,
@@ -328,4 +332,5 @@ def config_from_arguments(args) -> AnakinConfig:
         run_dir=args.run_dir,
         stop_at_average_return=args.stop_at_return,
         progress_period_s=args.progress_seconds,
+        tensorboard=args.tensorboard,
     )

@@ -1,118 +1,186 @@
-"""run_offline: train an offline agent (BC, CQL) on a Minari dataset, evaluating it in the environment.
+"""run_offline: train an offline agent (BC, CQL) on a fixed dataset, evaluating it in the environment: a full run.
+
+    config = make_offline_experiment_config(agent="bc", dataset="cartpole/expert-v0", environment="CartPole-v1",
+                                            max_num_learner_steps=2_000, run_dir="runs/bc")
+    summary = run_offline(config, RunOptions(checkpoint_every_minutes=5.0, tensorboard=True))
 
     python -m launch --agent bc --dataset cartpole/expert-v0 --env CartPole-v1 --steps 2000 --run-dir runs/bc
+    python -m launch --resume runs/bc         # carries on from the latest checkpoint to the learner-step budget
 
-The same builder and learner shell as online agents; the learner's iterator is a `MinariIterator` instead of a
-Reverb dataset, no actor writes anywhere, and `--steps` counts learner steps (each `num_sgd_steps_per_step` SGD
-steps). The evaluator runs `num_evaluation_episodes` greedy episodes every `evaluation_every` learner steps; the
-run stops at the budget or once an evaluation round averages at least `stop_at_average_return`.
+The same builder interface and learner shell as online agents: the learner steps on `config.dataset_factory`'s
+batches (no replay, no actors), so `--steps` counts learner steps. Every `evaluation_every` learner steps, and at
+the budget, the evaluator runs `num_evaluation_episodes` episodes of the evaluation policy; with
+`evaluation_every=0` there is no evaluator. The run stops at the budget, once an evaluation round averages at least
+`stop_at_average_return`, or at Ctrl-C / SIGTERM (the summary then says `"interrupted": true` and the signal).
+
+With a run directory, what a single-process run keeps (`launch.lifecycle.checkpoints.RunLifecycle`): checkpoints
+of the learner's state, the counts and the evaluation rounds every `checkpoint_every_minutes` and at every stop,
+resume, snapshots and TensorBoard; learner.csv, evaluator.csv (one row per round, against learner steps),
+learning_curve.png (the rounds against learner steps) and summary.json. A final save that fails is in the
+summary's `failures` (and `<run_dir>/failures/final_save.txt`), not raised.
 """
 
 import functools
+import os
 import time
-from typing import Any, Dict, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
+from acmelike import core
 from acmelike.counting import Counter
 from acmelike.loggers import CSVLogger, Dispatcher, NoOpLogger, TerminalLogger
+from acmelike.loggers.plotting import plot_learning_curve
 from environment_loops import EnvironmentLoop
+from launch.experiments.config import OfflineExperimentConfig
+from launch.experiments.interrupts import StopRequests
 from launch.experiments.parts import AgentParts
-from acmelike.wrappers import check_gymnasium_id, make_gymnasium_environment
-from launch.experiments.config import ExperimentConfig
-from launch.experiments.make import environment_threshold
-from launch.experiments.overrides import apply_overrides
-from launch.registry import agent_definition, offline_agents
-
-DEFAULT_EVALUATION_EVERY = 250
+from launch.experiments.summaries import ReturnTracker
+from launch.lifecycle.checkpoints import RunLifecycle
+from launch.lifecycle.run_directory import RunOptions, write_offline_config
 
 
-def make_offline_config(
-    *,
-    agent: str,
-    dataset: str,
-    environment: str,
-    learner_steps: int,
-    seed: int = 0,
-    run_dir: Optional[str] = None,
-    evaluation_every: int = DEFAULT_EVALUATION_EVERY,
-    num_evaluation_episodes: int = 10,
-    stop_at_average_return: Optional[float] = None,
-    config_overrides: Sequence[str] = (),
-) -> ExperimentConfig:
-    """An ExperimentConfig for an offline agent; `max_num_actor_steps` holds the learner-step budget."""
-    definition = agent_definition(agent)
-    if not definition.offline:
-        raise ValueError(
-            f"{agent} learns online, from its own actors: drop --dataset, or choose an offline agent: "
-            f"{', '.join(offline_agents())}."
-        )
-    agent_config = apply_overrides(definition.config_class(), [f"dataset_id={dataset}", *config_overrides])
-    check_gymnasium_id(environment)
-    return ExperimentConfig(
-        builder=definition.make_builder(agent_config),
-        environment_factory=functools.partial(make_gymnasium_environment, environment),
-        network_factory=functools.partial(definition.make_networks, config=agent_config),
-        max_num_actor_steps=learner_steps,
-        seed=seed,
-        evaluation_every=evaluation_every,
-        num_evaluation_episodes=num_evaluation_episodes,
-        run_dir=run_dir,
-        agent_name=agent,
-        environment_name=environment,
-        threshold=environment_threshold(environment),
-        stop_at_average_return=stop_at_average_return,
-    )
+class EvaluationRounds(core.Saveable):
+    """An offline run's evaluation rounds, (learner steps, average return) each, and their episodes' returns in a
+    `ReturnTracker` (window `return_window`, against learner steps): what the summary is built from. Checkpointed
+    with the run, as JSON data."""
+
+    def __init__(self, config: OfflineExperimentConfig):
+        self.rounds: List[Tuple[int, float]] = []
+        self.tracker = ReturnTracker(config.return_window, config.threshold)
+
+    def add(self, learner_steps: int, returns: List[float]) -> float:
+        for episode_return in returns:
+            self.tracker.add(episode_return, learner_steps)
+        self.rounds.append((learner_steps, float(np.mean(returns))))
+        return self.rounds[-1][1]
+
+    def reached(self, target: Optional[float]) -> bool:
+        """Whether the last round averaged at least `target` (never for None)."""
+        return target is not None and bool(self.rounds) and self.rounds[-1][1] >= target
+
+    def save(self) -> Dict[str, Any]:
+        return {"rounds": [list(item) for item in self.rounds], "tracker": self.tracker.save()}
+
+    def restore(self, state: Mapping[str, Any]) -> None:
+        self.rounds = [(int(steps), float(average)) for steps, average in state["rounds"]]
+        self.tracker.restore(state["tracker"])
 
 
-def run_offline(config: ExperimentConfig) -> Dict[str, Any]:
-    """Trains on `config.agent_config.dataset_id`; returns the summary (also `<run_dir>/summary.json`)."""
-    from acmelike.offline import check_dataset_fits
-    from launch.lifecycle.snapshots import save_run_snapshot
-    from launch.experiments.summaries import write_config, write_summary
+def _loggers(config: OfflineExperimentConfig, label: str, lifecycle: RunLifecycle, terminal: bool = False):
+    loggers = []
+    if config.run_dir:
+        loggers.append(CSVLogger(config.run_dir, label, append=lifecycle.resuming))
+    if terminal:
+        loggers.append(TerminalLogger(label, time_delta=config.progress_period_s))
+    tensorboard = lifecycle.tensorboard_logger(label, "learner_steps")
+    if tensorboard is not None:
+        loggers.append(tensorboard)
+    return Dispatcher(loggers) if loggers else NoOpLogger()
 
+
+def run_offline(config: OfflineExperimentConfig, options: RunOptions = RunOptions()) -> Dict[str, Any]:
+    """Trains `config.builder`'s agent for `config.max_num_learner_steps` learner steps on `config.dataset_factory`'s
+    batches; returns the summary (also `<run_dir>/summary.json`; the resolved config goes to `<run_dir>/config.json`).
+
+    `options` as for `run_single_process`: checkpoints, resume (from the latest checkpoint, on to the budget) and
+    TensorBoard, with a run directory.
+    """
     start = time.time()
+    lifecycle = RunLifecycle(config, options)  # refuses a run directory holding another run, before writing
     if config.run_dir:
-        write_config(config, config.run_dir)
+        write_offline_config(config)
     parts = AgentParts(config)
-    check_dataset_fits(config.agent_config.dataset_id, parts.spec)  # before any learning: a clear error
     counter = Counter(time_delta=0.0)
+    # A resumed run draws other batches than its start did: the dataset's seed moves on with the steps done.
     learner = parts.learner(
-        dataset=config.builder.make_dataset_iterator(replay_client=None, seed=config.seed),
+        dataset=config.dataset_factory(config.seed + (lifecycle.resume_step or 0)),
         counter=Counter(counter, "learner", time_delta=0.0),
-        logger=Dispatcher([CSVLogger(config.run_dir, "learner")]) if config.run_dir else NoOpLogger(),
+        logger=_loggers(config, "learner", lifecycle),
     )
-    loggers = [TerminalLogger("evaluator", time_delta=config.progress_period_s)]
-    if config.run_dir:
-        loggers.append(CSVLogger(config.run_dir, "evaluator"))
-    evaluator = EnvironmentLoop(parts.evaluator_environment(), parts.evaluator_actor(variable_source=learner),
-                                counter=Counter(counter, "evaluator", time_delta=0.0), logger=NoOpLogger())
-    evaluator_logger = Dispatcher(loggers)
-    rounds = []
-    steps = 0
-    while steps < config.max_num_actor_steps:
+    evaluation = evaluator_logger = None
+    if config.evaluation_every:  # else no evaluator at all, nor its logs
+        evaluation = EnvironmentLoop(
+            parts.evaluator_environment(), parts.evaluator_actor(variable_source=learner),
+            counter=Counter(counter, "evaluator", time_delta=0.0), logger=NoOpLogger(),
+        )
+        evaluator_logger = _loggers(config, "evaluator", lifecycle, terminal=True)
+    rounds = EvaluationRounds(config)
+    lifecycle.start(learner=learner, actors={}, counter=counter, tracker=rounds, environment_spec=parts.spec)
+    steps = int(counter.get_counts().get("learner_steps", 0))  # > 0 when resumed
+    with StopRequests() as stop:
+        steps = _train(config, learner, evaluation, rounds, steps, evaluator_logger, lifecycle, stop)
+    learner.wait()
+    # A checkpoint at every stop; a save that fails is recorded, and the summary still written.
+    failures = lifecycle.finish(steps)
+    summary = _summary(config, rounds, steps, time.time() - start, stop, failures)
+    lifecycle.write_summary(summary, plot=functools.partial(_plot, config))
+    return summary
+
+
+def _train(config: OfflineExperimentConfig, learner: core.Learner, evaluation: Optional[EnvironmentLoop],
+           rounds: EvaluationRounds, steps: int, evaluator_logger, lifecycle: RunLifecycle,
+           stop: StopRequests) -> int:
+    """Steps the learner from `steps` to the budget (evaluating on the way); returns the learner steps reached."""
+    first_step, last_print, start = steps, time.time(), time.time()
+    budget, every = config.max_num_learner_steps, config.evaluation_every
+    while steps < budget and not stop.requested and not rounds.reached(config.stop_at_average_return):
         learner.step()
         steps += 1
-        if steps % config.evaluation_every == 0 or steps == config.max_num_actor_steps:
+        if evaluation is not None and (steps % every == 0 or steps == budget):
             learner.wait()
-            evaluator.actor.update(wait=True)
-            returns = [float(evaluator.run_episode()["episode_return"]) for _ in range(config.num_evaluation_episodes)]
-            rounds.append((steps, float(np.mean(returns))))
-            evaluator_logger.write(
-                {"learner_steps": steps, "average_return": rounds[-1][1], "returns_min": min(returns)}
+            evaluation.actor.update(wait=True)  # evaluate the learner's latest parameters
+            returns = [float(evaluation.run_episode()["episode_return"]) for _ in range(config.num_evaluation_episodes)]
+            average = rounds.add(steps, returns)
+            evaluator_logger.write({"learner_steps": steps, "average_return": average, "returns_min": min(returns),
+                                    "episodes": len(returns)})
+        lifecycle.save_if_due(steps)
+        now = time.time()
+        if now - last_print >= config.progress_period_s:
+            last_print = now
+            last = f"{rounds.rounds[-1][1]:7.1f}" if rounds.rounds else "   none"
+            print(
+                f"[{config.agent_name} {config.environment_name} offline] learner steps {steps:>7d}/{budget} | "
+                f"last evaluation {last} | {(steps - first_step) / (now - start):6.1f} learner steps/s",
+                flush=True,
             )
-            target = config.stop_at_average_return
-            if target is not None and rounds[-1][1] >= target:
-                break
-    learner.wait()
-    summary = {
-        "agent": config.agent_name, "env": config.environment_name, "dataset": config.agent_config.dataset_id,
-        "learner_steps": steps, "average_evaluation_return": rounds[-1][1] if rounds else None,
-        "best_evaluation_return": max(r for _, r in rounds) if rounds else None,
-        "evaluations": [[s, round(r, 2)] for s, r in rounds], "wall_seconds": round(time.time() - start, 2),
-        "seed": config.seed, "config": config.agent_config_dict(),
+    return steps
+
+
+def _summary(config: OfflineExperimentConfig, rounds: EvaluationRounds, steps: int, wall_seconds: float,
+             stop: StopRequests, failures: List[Dict[str, Any]]) -> Dict[str, Any]:
+    """agent, env, dataset, launch ("offline"), learner_steps, the last and best evaluation averages and every
+    round, average_return_last_<N> (the last `return_window` evaluation episodes), threshold and
+    learner_steps_to_threshold, wall_seconds, seed, the resolved agent config, interrupted (and signal), failures."""
+    averages = [average for _, average in rounds.rounds]
+    tracker = rounds.tracker
+    return {
+        "agent": config.agent_name,
+        "env": config.environment_name,
+        "dataset": config.dataset_name,
+        "launch": "offline",
+        "learner_steps": steps,
+        "average_evaluation_return": averages[-1] if averages else None,
+        "best_evaluation_return": max(averages) if averages else None,
+        "evaluations": [[step, round(average, 2)] for step, average in rounds.rounds],
+        f"average_return_last_{tracker.window}": round(tracker.average, 2) if averages else None,
+        "return_window": tracker.window,
+        "threshold": tracker.threshold,
+        "learner_steps_to_threshold": tracker.steps_to_threshold,
+        "wall_seconds": round(wall_seconds, 2),
+        "seed": config.seed,
+        "config": config.agent_config_dict(),
+        "interrupted": stop.requested,
+        **({"signal": stop.signal_name} if stop.requested else {}),
+        "failures": failures,
     }
-    if config.run_dir:
-        save_run_snapshot(config, learner, parts.spec, steps)
-        write_summary(config.run_dir, summary)
-    return summary
+
+
+def _plot(config: OfflineExperimentConfig) -> None:
+    """learning_curve.png: the evaluation rounds' average returns against learner steps (none without rounds)."""
+    evaluations = os.path.join(config.run_dir, "evaluator.csv")
+    if os.path.exists(evaluations):
+        plot_learning_curve(
+            evaluations, os.path.join(config.run_dir, "learning_curve.png"), x="learner_steps", y="average_return",
+            window=3, title=f"{config.agent_name} on {config.dataset_name} (offline, seed {config.seed})",
+        )

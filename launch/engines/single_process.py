@@ -11,6 +11,7 @@ itself. The loop, in short:
             learner.step()                         # waits only for data the tables can serve
 """
 
+import functools
 import tempfile
 import time
 from typing import Any, Mapping, Optional
@@ -20,13 +21,15 @@ import numpy as np
 from acmelike import core
 from acmelike.counting import Counter
 from acmelike.loggers import CSVLogger, Dispatcher, NoOpLogger, TerminalLogger
+from acmelike.loggers.plotting import plot_run_learning_curve
+from acmelike.variables import StaticVariableSource
 from environment_loops import EnvironmentLoop, make_environment_loop
-from launch.lifecycle.checkpoints import RunLifecycle
-from launch.lifecycle.run_directory import RunOptions
-from launch.experiments.parts import AgentParts
-from launch.experiments.summaries import make_tracker, run_summary, write_config, write_summary
 from launch.experiments.config import ExperimentConfig
 from launch.experiments.interrupts import StopRequests
+from launch.experiments.parts import AgentParts
+from launch.experiments.summaries import make_tracker, run_summary, write_config
+from launch.lifecycle.checkpoints import RunLifecycle
+from launch.lifecycle.run_directory import RunOptions
 
 
 class RunResult(dict):
@@ -50,8 +53,6 @@ class RunResult(dict):
 
     def make_evaluation_actor(self) -> core.Actor:
         """An actor running the evaluation policy on `params` (no learner, no replay)."""
-        from acmelike.variables import StaticVariableSource
-
         return self.parts.evaluator_actor(variable_source=StaticVariableSource({"policy": self.params}))
 
 
@@ -120,12 +121,13 @@ def run_single_process(config: ExperimentConfig, options: RunOptions = RunOption
     Returns the summary (`launch.experiments.summaries.run_summary`, also written to `<run_dir>/summary.json`; the
     resolved config goes to `<run_dir>/config.json`) as a `RunResult`, which also holds the trained parameters.
     Ctrl-C or SIGTERM ends the run at the next episode: logs, summary and learning curve are still written, and
-    the summary says `"interrupted": true` with the signal's name.
+    the summary says `"interrupted": true` with the signal's name. A final save that fails is in the summary's
+    `failures` (and `<run_dir>/failures/final_save.txt`), not raised.
     """
     # Reverb (and with it TensorFlow) only here: importing `launch` stays light.
     import reverb
 
-    from acmelike import replay
+    from acmelike import replay  # reverb and TensorFlow, as above
 
     start = time.time()
     lifecycle = RunLifecycle(config, options)  # refuses a run directory holding another run, before writing
@@ -174,7 +176,8 @@ def run_single_process(config: ExperimentConfig, options: RunOptions = RunOption
                         replay_client=client, environment_spec=parts.spec)
         with StopRequests() as stop:
             _train(config, train_loop, evaluator, counter, tracker, lifecycle, stop)
-        lifecycle.finish(int(counter.get_counts().get("actor_steps", 0)))  # a checkpoint at every clean stop
+        # A checkpoint at every clean stop; a save that fails is recorded, and the summary still written.
+        failures = lifecycle.finish(int(counter.get_counts().get("actor_steps", 0)))
         params = learner.get_variables(["policy"])[0]
     finally:
         if iterator is not None:
@@ -190,11 +193,9 @@ def run_single_process(config: ExperimentConfig, options: RunOptions = RunOption
     extra = {"average_evaluator_return": evaluator.last_average} if evaluator is not None else {}
     summary = run_summary(
         config, tracker, counter.get_counts(), time.time() - start, launch="single", **extra,
-        interrupted=stop.requested, **({"signal": stop.signal_name} if stop.requested else {}),
+        interrupted=stop.requested, **({"signal": stop.signal_name} if stop.requested else {}), failures=failures,
     )
-    if config.run_dir:
-        write_summary(config.run_dir, summary)
-        _plot(config)
+    lifecycle.write_summary(summary, plot=functools.partial(_plot, config))
     return RunResult(summary, params=params, parts=parts)
 
 
@@ -231,7 +232,7 @@ def _train(config: ExperimentConfig, train_loop, evaluator: Optional[Evaluator],
         if evaluator is not None and steps >= next_evaluation:
             next_evaluation += config.evaluation_every
             evaluator.evaluate(steps)
-        lifecycle.after_episode(steps)
+        lifecycle.save_if_due(steps)
         now = time.time()
         if now - last_print >= config.progress_period_s:
             last_print = now
@@ -245,8 +246,6 @@ def _train(config: ExperimentConfig, train_loop, evaluator: Optional[Evaluator],
 
 
 def _plot(config: ExperimentConfig) -> None:
-    from acmelike.loggers.plotting import plot_run_learning_curve
-
     plot_run_learning_curve(
         config.run_dir,
         actor_labels=["actor"],

@@ -1,18 +1,64 @@
-"""ExperimentConfig: everything a runner needs, as factories, so each process can build its own copy."""
+"""The experiment configs: everything a runner needs, as factories, so each process can build its own copy.
+
+    ExperimentConfig          an agent learning from its own actors (single process, distributed programs)
+    OfflineExperimentConfig   an agent learning from a fixed dataset (`launch.engines.offline.run_offline`)
+
+They are kept apart, as in Acme: an offline run has a learner-step budget and a dataset, and no actors, replay or
+environment steps to count.
+"""
 
 import dataclasses
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, Iterator, Optional
 
 import dm_env
 
-from acmelike.builders import ActorLearnerBuilder
+from acmelike.builders import ActorLearnerBuilder, OfflineBuilder
 from acmelike.specs import EnvironmentSpec
+from acmelike.types import ReplaySample
+from launch.registry import AGENTS, agent_definition
 
 INFERENCE_MODES = ("local", "central")  # see ExperimentConfig.inference
 
 
+class _AgentAccess:
+    """What both configs give about their agent, read off `builder.config`."""
+
+    builder: Any
+
+    @property
+    def agent_config(self) -> Any:
+        """The agent's resolved hyperparameters (its frozen config dataclass)."""
+        return self.builder.config
+
+    def agent_config_dict(self) -> Dict[str, Any]:
+        """The agent's config as JSON-ready data (tuples as lists)."""
+        return dataclasses.asdict(self.agent_config)
+
+    def check_agent_name(self) -> None:
+        """With a run directory, snapshots name the agent by `agent_name`, and loading one rebuilds the agent from
+        the registry under that name: so it must be registered, for this builder's config class. Checked when the
+        config is made, before anything is written (ValueError saying what to set)."""
+        if not self.run_dir:
+            return
+        kind = type(self).__name__
+        if self.agent_name not in AGENTS:
+            raise ValueError(
+                f"{kind}.agent_name = {self.agent_name!r} is not a registered agent, and a run with run_dir writes "
+                f"snapshots that name their agent by its registry name. Set agent_name to the registered name of "
+                f"this builder's agent (one of: {', '.join(sorted(AGENTS))}), register your agent in "
+                f"launch/registry.py, or drop run_dir."
+            )
+        expected = agent_definition(self.agent_name).config_class
+        if not isinstance(self.agent_config, expected):
+            raise ValueError(
+                f"{kind}.agent_name {self.agent_name!r} names an agent configured by {expected.__name__}, but the "
+                f"builder's config is a {type(self.agent_config).__name__}: a snapshot of this run could not be "
+                f"loaded. Set agent_name to the builder's own agent."
+            )
+
+
 @dataclasses.dataclass(frozen=True)
-class ExperimentConfig:
+class ExperimentConfig(_AgentAccess):
     """One experiment, runnable by `run_single_process` and by `run_distributed`.
 
     Attributes:
@@ -27,8 +73,9 @@ class ExperimentConfig:
       run_dir: where CSV logs, the learning-curve PNG, config.json and summary.json go; None writes nothing.
       agent_name, environment_name: labels for logs and the summary.
       progress_period_s: seconds between progress lines on the terminal.
-      threshold: the return that counts as solving the environment (gymnasium's `reward_threshold`, or the
-        user's `--target-return`); the summary reports the first step at which the average reached it. None: none.
+      threshold: the return that counts as solving the environment (the user's `--target-return`, else
+        gymnasium's `reward_threshold`); the summary reports the first step at which the average reached it.
+        None: none.
       return_window: episodes averaged for the summary's `average_return_last_<N>` and for `stop_at_average_return`.
       stop_at_average_return: end training early once the last `return_window` episodes average at least this
         (None: never). A distributed program stops once an evaluation round averages at least this.
@@ -74,12 +121,68 @@ class ExperimentConfig:
         ):
             if not ok:
                 raise ValueError(f"ExperimentConfig.{name} = {getattr(self, name)!r}; it must be {allowed}.")
+        self.check_agent_name()
 
-    @property
-    def agent_config(self) -> Any:
-        """The agent's resolved hyperparameters (its frozen config dataclass)."""
-        return self.builder.config
 
-    def agent_config_dict(self) -> Dict[str, Any]:
-        """The agent's config as JSON-ready data (tuples as lists)."""
-        return dataclasses.asdict(self.agent_config)
+@dataclasses.dataclass(frozen=True)
+class OfflineExperimentConfig(_AgentAccess):
+    """One offline experiment, runnable by `launch.engines.offline.run_offline`: a learner stepping on a fixed
+    dataset's batches, and an evaluator running the evaluation policy in the environment.
+
+    Attributes:
+      builder: the agent (an `OfflineBuilder`); `builder.config` holds its hyperparameters.
+      environment_factory: seed -> a dm_env environment: the evaluator's (and, seeded `seed`, the spec's).
+      network_factory: environment spec -> the agent's networks. Raises ValueError when the spec does not fit.
+      dataset_factory: seed -> an endless iterator of the learner's batches (`ReplaySample`s), each holding one
+        learner step's data. The one place an offline learner's data comes from (cf. Acme's
+        `demonstration_dataset_factory`); `make_offline_experiment_config` builds it from a Minari dataset.
+      dataset_name: names the dataset in config.json, the summary and `--resume` (e.g. the Minari id).
+      max_num_learner_steps: learner steps to train for (each the agent's `num_sgd_steps_per_step` SGD steps).
+      seed: seeds networks, the evaluator's environment and the dataset's sampling.
+      evaluation_every: learner steps between evaluation rounds (also one at the budget); 0: no evaluator at all.
+      num_evaluation_episodes: episodes per evaluation round.
+      run_dir: where config.json, CSV logs, checkpoints, learning_curve.png and summary.json go; None writes nothing.
+      agent_name, environment_name: labels for logs and the summary.
+      progress_period_s: seconds between progress lines on the terminal.
+      threshold: the return that counts as solving the environment; the summary reports the first learner step
+        at which the last `return_window` evaluation episodes averaged at least this. None: none.
+      return_window: evaluation episodes averaged for the summary's `average_return_last_<N>` (across rounds).
+      stop_at_average_return: end training once an evaluation round averages at least this (None: never); needs
+        `evaluation_every` > 0.
+    """
+
+    builder: OfflineBuilder
+    environment_factory: Callable[[int], dm_env.Environment]
+    network_factory: Callable[[EnvironmentSpec], Any]
+    dataset_factory: Callable[[int], Iterator[ReplaySample]]
+    dataset_name: str
+    max_num_learner_steps: int
+    seed: int = 0
+    evaluation_every: int = 250
+    num_evaluation_episodes: int = 10
+    run_dir: Optional[str] = None
+    agent_name: str = "agent"
+    environment_name: str = "environment"
+    progress_period_s: float = 5.0
+    threshold: Optional[float] = None
+    return_window: int = 10
+    stop_at_average_return: Optional[float] = None
+
+    def __post_init__(self):
+        for name, ok, allowed in (
+            ("dataset_name", bool(self.dataset_name), "a non-empty name"),
+            ("max_num_learner_steps", self.max_num_learner_steps >= 1, ">= 1"),
+            ("evaluation_every", self.evaluation_every >= 0, ">= 0 (0: no evaluator)"),
+            ("num_evaluation_episodes", self.num_evaluation_episodes >= 1, ">= 1"),
+            ("return_window", self.return_window >= 1, ">= 1"),
+            ("progress_period_s", self.progress_period_s > 0, "> 0"),
+        ):
+            if not ok:
+                raise ValueError(f"OfflineExperimentConfig.{name} = {getattr(self, name)!r}; it must be {allowed}.")
+        if self.stop_at_average_return is not None and not self.evaluation_every:
+            raise ValueError(
+                f"OfflineExperimentConfig.stop_at_average_return = {self.stop_at_average_return} needs "
+                f"evaluation_every > 0: evaluation rounds decide the stop (--eval-every N with --stop-at-return), "
+                f"or drop the target."
+            )
+        self.check_agent_name()

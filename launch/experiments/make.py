@@ -1,21 +1,36 @@
-"""make_experiment_config: an ExperimentConfig from names (agent, gymnasium id) and `--config` overrides.
+"""Experiment configs from names (agent, gymnasium id, Minari dataset id) and `--config` overrides.
 
     config = make_experiment_config(agent="dqn", environment="CartPole-v1", max_num_actor_steps=50_000,
                                     config_overrides=["learning_rate=5e-4"])
+    offline = make_offline_experiment_config(agent="bc", dataset="cartpole/expert-v0", environment="CartPole-v1",
+                                             max_num_learner_steps=2_000)
 
 Every name is checked against the registry (`launch.registry`) and the environment's spaces against the agent's
 networks before anything is built; each mistake is a ValueError that says what would fit.
 """
 
+import difflib
 import functools
 import warnings
-from typing import Any, Callable, List, Optional, Sequence
+from typing import Any, Callable, List, Optional, Sequence, Union
+
+import gymnasium
+from dm_env import specs
 
 from acmelike.builders import AgentDefinition
-from launch.experiments.overrides import apply_overrides
-from launch.experiments.config import ExperimentConfig
+from acmelike.offline import MinariIterator, check_dataset_fits
+from acmelike.specs import make_environment_spec
+from acmelike.wrappers import (
+    SinglePrecisionWrapper,
+    check_gymnasium_id,
+    make_gymnasium_environment,
+    make_vector_environment,
+)
+from acmelike.wrappers.gymnasium_adapter import NO_EXTRA_DEPENDENCY_MODULES
+from launch.experiments.config import ExperimentConfig, OfflineExperimentConfig
+from launch.experiments.overrides import apply_overrides, parse_assignment
 from launch.experiments.parts import read_environment_spec
-from launch.registry import agent_definition, agents_for_action_space, online_agents
+from launch.registry import agent_definition, agents_for_action_space, offline_agents, online_agents
 
 
 def make_agent_config(name: str, overrides: Sequence[str] = ()):
@@ -25,8 +40,6 @@ def make_agent_config(name: str, overrides: Sequence[str] = ()):
 
 def environment_threshold(environment: str) -> Optional[float]:
     """gymnasium's `reward_threshold` for `environment`, if it defines one."""
-    import gymnasium
-
     spec = gymnasium.envs.registry.get(environment)
     return None if spec is None or spec.reward_threshold is None else float(spec.reward_threshold)
 
@@ -50,13 +63,12 @@ def make_experiment_config(
 ) -> ExperimentConfig:
     """An ExperimentConfig for a registered agent on a gymnasium environment id.
 
-    The success threshold is gymnasium's `reward_threshold` for the environment, else `target_return`, else none.
+    The success threshold is `target_return` if given, else gymnasium's `reward_threshold` for the environment, else
+    none.
     Unknown names and bad overrides raise ValueError naming what was wrong, before anything is built. A
     dm_env environment of your own comes in as `environment_factory` (seed -> environment), with `environment` as
     its name.
     """
-    from acmelike.wrappers import check_gymnasium_id, make_gymnasium_environment, make_vector_environment
-
     definition = agent_definition(agent)
     if definition.offline:
         raise ValueError(
@@ -89,7 +101,7 @@ def make_experiment_config(
         agent_name=agent,
         environment_name=environment,
         progress_period_s=progress_period_s,
-        threshold=threshold if threshold is not None else target_return,
+        threshold=target_return if target_return is not None else threshold,
         return_window=return_window,
         stop_at_average_return=stop_at_average_return,
         num_envs=num_envs,
@@ -100,16 +112,87 @@ def make_experiment_config(
     return config
 
 
-def _single_precision(environment_factory: Callable[[int], Any], seed: int):
-    from acmelike.wrappers import SinglePrecisionWrapper
+def make_offline_experiment_config(
+    *,
+    agent: str,
+    dataset: str,
+    environment: str,
+    max_num_learner_steps: int,
+    seed: int = 0,
+    run_dir: Optional[str] = None,
+    evaluation_every: int = OfflineExperimentConfig.evaluation_every,
+    num_evaluation_episodes: int = OfflineExperimentConfig.num_evaluation_episodes,
+    progress_period_s: float = OfflineExperimentConfig.progress_period_s,
+    stop_at_average_return: Optional[float] = None,
+    config_overrides: Sequence[str] = (),
+    target_return: Optional[float] = None,
+    return_window: int = OfflineExperimentConfig.return_window,
+) -> OfflineExperimentConfig:
+    """An OfflineExperimentConfig for a registered offline agent learning from the local Minari dataset `dataset`,
+    evaluated on the gymnasium environment `environment`.
 
+    The learner's batches are `MinariIterator`s over `dataset` (`batch_size * num_sgd_steps_per_step`
+    transitions, discounted by the agent's `discount`); the agent config's `dataset_id` is `dataset`. The
+    threshold is `target_return` if given, else gymnasium's `reward_threshold`. Before anything is built, an
+    online agent, an unknown environment, networks that do not fit it and a dataset recorded on other spaces are
+    ValueErrors (`DatasetSpaceError`) saying what would fit; a dataset that is not there is a FileNotFoundError
+    naming where it was looked for.
+    """
+    definition = agent_definition(agent)
+    if not definition.offline:
+        raise ValueError(
+            f"{agent} learns online, from its own actors: drop --dataset, or choose an offline agent: "
+            f"{', '.join(offline_agents())}."
+        )
+    for assignment in config_overrides:
+        field, value = parse_assignment(assignment)
+        if field == "dataset_id" and value != dataset:
+            raise ValueError(
+                f"--config dataset_id={value} disagrees with the dataset {dataset!r} (--dataset): the dataset is "
+                f"named by --dataset alone; drop the --config."
+            )
+    agent_config = make_agent_config(agent, [*config_overrides, f"dataset_id={dataset}"])
+    try:
+        check_gymnasium_id(environment)
+    except ValueError:
+        raise ValueError(unknown_environment_message(environment, definition)) from None
+    config = OfflineExperimentConfig(
+        builder=definition.make_builder(agent_config),
+        environment_factory=functools.partial(make_gymnasium_environment, environment),
+        network_factory=functools.partial(definition.make_networks, config=agent_config),
+        dataset_factory=functools.partial(
+            _minari_batches, dataset, agent_config.batch_size * agent_config.num_sgd_steps_per_step,
+            agent_config.discount,
+        ),
+        dataset_name=dataset,
+        max_num_learner_steps=max_num_learner_steps,
+        seed=seed,
+        evaluation_every=evaluation_every,
+        num_evaluation_episodes=num_evaluation_episodes,
+        run_dir=run_dir,
+        agent_name=agent,
+        environment_name=environment,
+        progress_period_s=progress_period_s,
+        threshold=target_return if target_return is not None else environment_threshold(environment),
+        return_window=return_window,
+        stop_at_average_return=stop_at_average_return,
+    )
+    check_agent_fits_environment(config, definition)
+    check_dataset_fits(dataset, read_environment_spec(config))
+    return config
+
+
+def _minari_batches(dataset_id: str, batch_size: int, discount: float, seed: int) -> MinariIterator:
+    """An `OfflineExperimentConfig.dataset_factory` once the first three are bound (picklable, unlike a closure)."""
+    return MinariIterator(dataset_id, batch_size=batch_size, discount=discount, seed=seed)
+
+
+def _single_precision(environment_factory: Callable[[int], Any], seed: int):
     return SinglePrecisionWrapper(environment_factory(seed))
 
 
 def unknown_environment_message(name: str, definition: AgentDefinition) -> str:
     """Says `name` is unknown and suggests only environments whose spaces the agent's networks accept."""
-    import difflib
-
     fitting = environments_that_fit(definition)
     message = f"Unknown gymnasium environment {name!r}."
     close = difflib.get_close_matches(name, fitting, n=3, cutoff=0.6)
@@ -124,8 +207,6 @@ def unknown_environment_message(name: str, definition: AgentDefinition) -> str:
 def environments_that_fit(definition: AgentDefinition) -> List[str]:
     """The gymnasium environments (those needing no extra package) whose spaces `definition`'s networks accept,
     found by building each environment and the agent's networks for it."""
-    import gymnasium
-
     config = definition.config_class()
     fitting = []
     with warnings.catch_warnings():  # deprecated versions warn when built; they are only probed here
@@ -137,10 +218,6 @@ def environments_that_fit(definition: AgentDefinition) -> List[str]:
 
 
 def _fits(definition: AgentDefinition, config, env_id: str, env_spec) -> bool:
-    from acmelike.specs import make_environment_spec
-    from acmelike.wrappers import make_gymnasium_environment
-    from acmelike.wrappers.gymnasium_adapter import NO_EXTRA_DEPENDENCY_MODULES
-
     entry_point = env_spec.entry_point
     if not (isinstance(entry_point, str) and entry_point.startswith(NO_EXTRA_DEPENDENCY_MODULES)):
         return False
@@ -154,11 +231,11 @@ def _fits(definition: AgentDefinition, config, env_id: str, env_spec) -> bool:
     return True
 
 
-def check_agent_fits_environment(config: ExperimentConfig, definition: AgentDefinition) -> None:
+def check_agent_fits_environment(
+    config: Union[ExperimentConfig, OfflineExperimentConfig], definition: AgentDefinition
+) -> None:
     """Builds the networks once for the environment's spec; a mismatch is a ValueError that also names the
     registered agents whose action space fits the environment."""
-    from dm_env import specs
-
     spec = read_environment_spec(config)
     try:
         config.network_factory(spec)

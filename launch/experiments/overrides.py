@@ -5,11 +5,16 @@
 Values are parsed to each field's annotated type (int, float, bool, str, tuples of those, Optional of those), then
 the config's own `__post_init__` checks validate them. Every error is a ValueError that names the field and what is
 allowed, so a command line can show it as a parser message.
+
+Each field's meaning is one line of the config class's docstring (`Attributes:`, Google style); `format_config_fields`
+lists them with types and defaults (`python -m launch --agent dqn --list-config`).
 """
 
 import dataclasses
+import inspect
+import re
 import typing
-from typing import Any, Sequence
+from typing import Any, Dict, List, Sequence, Tuple
 
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
@@ -73,3 +78,76 @@ def apply_overrides(config: Any, assignments: Sequence[str]) -> Any:
             )
         changes[field] = _parse(field, text, hints[field])
     return dataclasses.replace(config, **changes)  # runs the config's own checks
+
+
+_ATTRIBUTE = re.compile(r"^(\w+)\s*(?:\([^)]*\))?:\s*(.*)$")  # "name: doc" or "name (type): doc"
+
+
+def docstring_attributes(config_class: type) -> Dict[str, str]:
+    """The `Attributes:` section of `config_class`'s docstring: field name -> its documentation (continuation lines
+    joined). Empty if the docstring has no such section."""
+    lines = inspect.cleandoc(config_class.__doc__ or "").splitlines()
+    try:
+        start = next(i for i, line in enumerate(lines) if line.strip() == "Attributes:") + 1
+    except StopIteration:
+        return {}
+    docs: Dict[str, str] = {}
+    indent, name = None, None
+    for line in lines[start:]:
+        if not line.strip():
+            continue
+        depth = len(line) - len(line.lstrip())
+        if indent is None:
+            indent = depth
+        if depth < indent:  # the section ended (e.g. "Raises:" or prose at the docstring's own indent)
+            break
+        match = _ATTRIBUTE.match(line.strip())
+        if depth == indent and match:
+            name = match.group(1)
+            docs[name] = match.group(2).strip()
+        elif name is not None:
+            docs[name] = f"{docs[name]} {line.strip()}".strip()
+    return docs
+
+
+def _type_text(annotation: Any) -> str:
+    if isinstance(annotation, str):
+        return annotation
+    if isinstance(annotation, type):
+        return annotation.__name__
+    return str(annotation).replace("typing.", "")
+
+
+def config_field_docs(config_class: type) -> List[Tuple[str, str, Any, str]]:
+    """(name, type text, default, doc) for every field of the config dataclass `config_class`, in field order.
+
+    The doc is the field's line in the class docstring's `Attributes:` section ("" if it has none; a test requires
+    one for every registered agent's config). A field without a default has `dataclasses.MISSING` as its default.
+    """
+    docs = docstring_attributes(config_class)
+    hints = typing.get_type_hints(config_class)
+    rows = []
+    for field in dataclasses.fields(config_class):
+        if field.default is not dataclasses.MISSING:
+            default = field.default
+        elif field.default_factory is not dataclasses.MISSING:
+            default = field.default_factory()
+        else:
+            default = dataclasses.MISSING
+        rows.append((field.name, _type_text(hints.get(field.name, field.type)), default, docs.get(field.name, "")))
+    return rows
+
+
+def format_config_fields(config_class: type) -> str:
+    """One aligned line per field of `config_class`: name, type, default, doc; the header names the class."""
+    rows = [
+        (name, type_text, "(required)" if default is dataclasses.MISSING else repr(default), doc)
+        for name, type_text, default, doc in config_field_docs(config_class)
+    ]
+    headers = ("field", "type", "default")
+    widths = [max([len(header)] + [len(row[i]) for row in rows]) for i, header in enumerate(headers)]
+    lines = [f"{config_class.__name__}: set a field with --config FIELD=VALUE"]
+    lines.append(f"  {'field':<{widths[0]}}  {'type':<{widths[1]}}  {'default':<{widths[2]}}  meaning")
+    for name, type_text, default, doc in rows:
+        lines.append(f"  {name:<{widths[0]}}  {type_text:<{widths[1]}}  {default:<{widths[2]}}  {doc}".rstrip())
+    return "\n".join(lines)

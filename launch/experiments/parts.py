@@ -15,6 +15,9 @@ Seeds: the spec is read from an environment seeded `config.seed`; actor `i`'s en
 role, so no two roles share a key stream: learner (stream 0), evaluator (1), actor `i` (2 + i). A single-process
 run is actor 0.
 
+Offline runs build theirs from an `OfflineExperimentConfig`: spec, networks, policies, the evaluator's environment
+and actor, and the learner (on the config's dataset; no replay client). There are no actors, tables or adders.
+
 Batched acting (`config.num_envs` = B > 1): actor `i` steps B environments together (sub-environment j seeded
 `actor_seed(config, i) + j`, actor seeds B apart), with a `BatchedActor` (one jitted policy call per vector
 step) and a `BatchedAdder` writing groups of B items; tables store the groups (`batched_tables`) and `dataset`
@@ -24,7 +27,7 @@ serves the learner single items again (`UnbatchedIterator`). The evaluator stays
 import copy
 import dataclasses
 import math
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 import dm_env
 import jax
@@ -37,7 +40,7 @@ from acmelike.adders.batched import BatchedAdder, UnbatchedIterator, batched_tab
 from acmelike.specs import EnvironmentSpec, make_environment_spec
 from acmelike.variables import VariableClient
 from acmelike.wrappers import BatchedEnvironments
-from launch.experiments.config import ExperimentConfig
+from launch.experiments.config import ExperimentConfig, OfflineExperimentConfig
 
 _LEARNER_STREAM, _EVALUATOR_STREAM, _FIRST_ACTOR_STREAM = 0, 1, 2
 _EVALUATOR_SEED_OFFSET = 1_000_003
@@ -48,16 +51,16 @@ def actor_seed(config: ExperimentConfig, index: int) -> int:
     return config.seed + 1 + index * config.num_envs
 
 
-def evaluator_seed(config: ExperimentConfig) -> int:
+def evaluator_seed(config: Union[ExperimentConfig, OfflineExperimentConfig]) -> int:
     """Seed of the evaluator's environment, far from every actor's."""
     return config.seed + _EVALUATOR_SEED_OFFSET
 
 
-def _key(config: ExperimentConfig, stream: int) -> jax.Array:
+def _key(config: Union[ExperimentConfig, OfflineExperimentConfig], stream: int) -> jax.Array:
     return jax.random.fold_in(jax.random.PRNGKey(config.seed), stream)
 
 
-def read_environment_spec(config: ExperimentConfig) -> EnvironmentSpec:
+def read_environment_spec(config: Union[ExperimentConfig, OfflineExperimentConfig]) -> EnvironmentSpec:
     """The environment spec, read from an environment built (then closed) for the purpose."""
     environment = config.environment_factory(config.seed)
     try:
@@ -72,16 +75,21 @@ class AgentParts:
     """Builds one agent's parts from `config`; see the module docstring for seeds and keys.
 
     Args:
-      config: the experiment.
+      config: the experiment (an offline one builds no actors, tables or adders).
       environment_spec: the spec, if the caller already has it (else read from a fresh environment).
     """
 
-    def __init__(self, config: ExperimentConfig, environment_spec: Optional[EnvironmentSpec] = None):
+    def __init__(
+        self,
+        config: Union[ExperimentConfig, OfflineExperimentConfig],
+        environment_spec: Optional[EnvironmentSpec] = None,
+    ):
         self.config = config
         self.builder = config.builder
         self.spec = environment_spec if environment_spec is not None else read_environment_spec(config)
         self.networks = config.network_factory(self.spec)  # raises ValueError when the spec does not fit
-        self.batched = config.num_envs > 1  # batched environments, adders, tables, datasets and actors
+        # Batched environments, adders, tables, datasets and actors; an offline run acts in none.
+        self.batched = isinstance(config, ExperimentConfig) and config.num_envs > 1
 
     # Environments.
 
@@ -187,14 +195,16 @@ class AgentParts:
         )
 
     def learner(self, *, dataset, replay_client: Any = None, counter: Any = None, logger: Any = None) -> core.Learner:
+        """The learner on `dataset`; `replay_client` only for an `ActorLearnerBuilder` (an offline one has none)."""
+        replay = {} if replay_client is None else {"replay_client": replay_client}
         return self.builder.make_learner(
             random_key=_key(self.config, _LEARNER_STREAM),
             networks=self.networks,
             dataset=dataset,
             environment_spec=self.spec,
-            replay_client=replay_client,
             counter=counter,
             logger=logger,
+            **replay,
         )
 
     def inference_client_actor(self, index: int, *, server: Any, adder: Optional[Adder]) -> core.Actor:

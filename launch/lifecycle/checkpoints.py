@@ -5,8 +5,11 @@
     ... build learner, actor, counter, tracker ...
     lifecycle.start(learner=..., actors={"actor": actor}, counter=counter, tracker=tracker, replay_client=client,
                     environment_spec=spec)         # restores them when resuming
-    while training: ...; lifecycle.after_episode(steps)     # checkpoint (+ snapshot) every N minutes
-    lifecycle.finish(steps)                        # at a clean stop: checkpoint + snapshot
+    while training: ...; lifecycle.save_if_due(steps)       # checkpoint (+ snapshot) every N minutes
+    failures = lifecycle.finish(steps)             # at a clean stop: checkpoint + snapshot; summary["failures"]
+    lifecycle.write_summary(summary, plot)         # summary.json and the learning curve
+
+The same serves an offline run (`launch.engines.offline`: no actors, no replay, steps are learner steps).
 
 Under `<run_dir>`: `checkpoints/<step>/` (acmelike.checkpointing), `snapshots/<step>/` (lifecycle.snapshots),
 `run_options.json` (lifecycle.run_directory) and `tensorboard/` (lifecycle.logs). A distributed program's nodes
@@ -15,9 +18,11 @@ checkpoint the same layout (lifecycle.node_checkpoints).
 
 import json
 import os
-from typing import Any, Mapping, Optional
+from typing import Any, Callable, Dict, List, Mapping, Optional
 
-from acmelike.checkpointing import Checkpointer, read_metadata, replay_sizes
+from acmelike.checkpointing import Checkpointer, checkpoint_step, read_metadata, replay_sizes
+from acmelike.loggers import TensorBoardLogger
+from launch.experiments.summaries import write_summary
 from launch.lifecycle.logs import log_sizes, purge_step, read_counts, truncate_logs
 from launch.lifecycle.replay_checkpoints import checkpoint_replay_sizes, make_replay_checkpointer
 from launch.lifecycle.run_directory import (
@@ -25,6 +30,7 @@ from launch.lifecycle.run_directory import (
     RunOptions,
     check_run_directory,
     latest_run_checkpoint,
+    record_failure,
     run_identity,
     write_run_options,
 )
@@ -65,6 +71,11 @@ class RunLifecycle:
         """Whether this run continues from a checkpoint (the loggers then append to the run's CSV files)."""
         return self.checkpointing and self.options.resume and self._latest() is not None
 
+    @property
+    def resume_step(self) -> Optional[int]:
+        """The step of the checkpoint `start` will restore (None: a fresh start), known before anything is built."""
+        return checkpoint_step(self._latest()) if self.resuming else None
+
     def _latest(self) -> Optional[str]:
         return latest_run_checkpoint(self.config.run_dir)
 
@@ -97,7 +108,6 @@ class RunLifecycle:
         """A TensorBoardLogger for `label` (None unless --tensorboard); its x-axis is `step_key`."""
         if not (self.enabled and self.options.tensorboard):
             return None
-        from acmelike.loggers import TensorBoardLogger
 
         purge = purge_step(self._latest(), step_key) if self.resuming else None
         return TensorBoardLogger(os.path.join(self.config.run_dir, "tensorboard"), label, step_key=step_key,
@@ -107,7 +117,11 @@ class RunLifecycle:
 
     def start(self, *, learner, actors: Mapping[str, Any], counter, tracker=None, replay_client=None,
               environment_spec=None) -> Optional[int]:
-        """Registers what checkpoints hold and, when resuming, restores it; returns the restored step (or None)."""
+        """Registers what checkpoints hold and, when resuming, restores it; returns the restored step (or None).
+
+        `tracker` is what the run's summary is built from (any `core.Saveable`: episode returns, or an offline
+        run's evaluation rounds); `actors` may be empty and `replay_client` None (an offline run).
+        """
         self._learner, self._spec = learner, environment_spec
         if not self.checkpointing:
             return None
@@ -132,16 +146,39 @@ class RunLifecycle:
             print(f"[{self.config.agent_name}] resumed: {json.dumps(resumed)}", flush=True)
         return self.restored_step
 
-    def after_episode(self, step: int) -> None:
+    def save_if_due(self, step: int) -> None:
         """Checkpoints (with a snapshot) if `checkpoint_every_minutes` have passed."""
         if self._checkpointer is not None and self._checkpointer.save_if_due(step, logs=self._log_sizes()):
             self.snapshot(step)
 
-    def finish(self, step: int) -> None:
-        """At a clean stop: a checkpoint and a snapshot (a snapshot alone when not checkpointing)."""
-        if self._checkpointer is not None:
-            self._checkpointer.save(step, logs=self._log_sizes())
-        self.snapshot(step)
+    def finish(self, step: int) -> List[Dict[str, Any]]:
+        """At a clean stop: a checkpoint and a snapshot (a snapshot alone when not checkpointing).
+
+        Returns the failures for the summary's `failures`: none, or the final save's, which is also written to
+        `<run_dir>/failures/final_save.txt` with its traceback (`record_failure`) instead of raised, so the run's
+        summary is still written and printed; the command line then exits 1.
+        """
+        try:
+            if self._checkpointer is not None:
+                self._checkpointer.save(step, logs=self._log_sizes())
+            self.snapshot(step)
+        except Exception as error:  # noqa: BLE001 - recorded and reported in the summary, never lost
+            return [record_failure(self.config.run_dir, "final_save",
+                                   f"the final save (checkpoint and snapshot at step {step}) failed", error)]
+        return []
+
+    def write_summary(self, summary: Dict[str, Any], plot: Callable[[], Any]) -> None:
+        """Writes `<run_dir>/summary.json` and the learning curve (`plot()`). If the run directory will not take
+        them (gone read-only, full), that failure joins `summary["failures"]` instead of losing the summary, which
+        the command line still prints."""
+        if not self.enabled:
+            return
+        try:
+            write_summary(self.config.run_dir, summary)
+            plot()
+        except OSError as error:
+            summary["failures"].append(record_failure(
+                self.config.run_dir, "summary", "writing summary.json and the learning curve failed", error))
 
     def _log_sizes(self) -> dict:
         return log_sizes(self.config.run_dir)

@@ -1,10 +1,11 @@
 """A run directory: how the run was launched, what identifies it, and whether it may be written or resumed.
 
-    <run_dir>/config.json          the resolved experiment (experiments.summaries.write_config)
+    <run_dir>/config.json          the resolved experiment (experiments.summaries.write_config; offline runs:
+                                   write_offline_config), read back by `resume_arguments`
     <run_dir>/run_options.json     how it was launched (RunOptions), so `--resume RUN_DIR` needs no flags
     <run_dir>/checkpoints/<step>/  checkpoints (lifecycle.checkpoints, lifecycle.node_checkpoints)
     <run_dir>/snapshots/<step>/    evaluation-policy snapshots (lifecycle.snapshots)
-    <run_dir>/failures/<node>.txt  what failed, and why (a node, or a final save)
+    <run_dir>/failures/<name>.txt  what failed, and its traceback (a node, or a final save: `record_failure`)
     <run_dir>/*.csv, tensorboard/  logs (lifecycle.logs)
 """
 
@@ -12,11 +13,13 @@ import dataclasses
 import json
 import os
 import shutil
-from typing import Any, Optional
+import sys
+import traceback
+from typing import Any, Dict, Optional
 
-from acmelike.checkpointing import CheckpointError, latest_checkpoint
+from acmelike.checkpointing import CheckpointError, check_metadata, latest_checkpoint, read_metadata
 
-CHECKPOINTS, RUN_OPTIONS = "checkpoints", "run_options.json"
+CHECKPOINTS, RUN_OPTIONS, FAILURES_DIR = "checkpoints", "run_options.json", "failures"
 DEFAULT_CHECKPOINT_MINUTES = 10.0
 
 
@@ -25,19 +28,48 @@ def latest_run_checkpoint(run_dir: Optional[str]) -> Optional[str]:
     return latest_checkpoint(os.path.join(run_dir, CHECKPOINTS)) if run_dir else None
 
 
-def prepare_new_run_dir(run_dir: str, overwrite: bool) -> None:
-    """A new run's directory must be a directory, and an earlier run's files are replaced only with `overwrite`
-    (ValueError naming the directory and what it holds otherwise)."""
+def check_new_run_dir(run_dir: str, overwrite: bool) -> None:
+    """A new run's directory must be a directory, and an earlier run's files may be replaced only with
+    `overwrite` (ValueError naming the directory and what it holds otherwise). Changes nothing."""
     if os.path.exists(run_dir) and not os.path.isdir(run_dir):
         raise ValueError(f"--run-dir {run_dir} is a file, not a directory: choose a directory path.")
-    if os.path.isdir(run_dir) and os.listdir(run_dir):
-        if not overwrite:
-            held = ", ".join(sorted(os.listdir(run_dir))[:6])
-            raise ValueError(
-                f"--run-dir {run_dir} is not empty (it holds {held}, ...): choose a new directory, or pass "
-                f"--overwrite to replace its contents."
-            )
+    if not overwrite and os.path.isdir(run_dir) and os.listdir(run_dir):
+        held = ", ".join(sorted(os.listdir(run_dir))[:6])
+        has_run = os.path.exists(os.path.join(run_dir, "config.json"))
+        resume = f" continue its run with --resume {run_dir}," if has_run else ""
+        raise ValueError(
+            f"--run-dir {run_dir} is not empty (it holds {held}, ...):{resume} choose a new directory, or pass "
+            f"--overwrite to replace its contents."
+        )
+
+
+def prepare_new_run_dir(run_dir: str, overwrite: bool) -> None:
+    """`check_new_run_dir`, then removes what an earlier run left there (only with `overwrite`)."""
+    check_new_run_dir(run_dir, overwrite)
+    if overwrite and os.path.isdir(run_dir):
         shutil.rmtree(run_dir)
+
+
+def record_failure(run_dir: Optional[str], name: str, what: str, error: BaseException) -> Dict[str, Any]:
+    """Reports that `what` failed with `error`: on stderr, and as `<run_dir>/failures/<name>.txt` (`what`, then the
+    traceback). Returns the summary's record of it: {"name", "what", "error", "file"}.
+
+    A failure file that cannot be written (a run directory gone read-only) is said on stderr; `file` is then None,
+    and the record still reaches the summary printed on the terminal.
+    """
+    text = f"{what}\n\n" + "".join(traceback.format_exception(type(error), error, error.__traceback__))
+    print(f"[acmelike] {what}: {type(error).__name__}: {error}\n{text}", file=sys.stderr, flush=True)
+    path = None
+    if run_dir:
+        try:
+            os.makedirs(os.path.join(run_dir, FAILURES_DIR), exist_ok=True)
+            with open(os.path.join(run_dir, FAILURES_DIR, f"{name}.txt"), "w") as f:
+                f.write(text)
+            path = os.path.join(run_dir, FAILURES_DIR, f"{name}.txt")
+        except OSError as write_error:
+            print(f"[acmelike] could not write the failure file under {run_dir}: {write_error}", file=sys.stderr,
+                  flush=True)
+    return {"name": name, "what": what, "error": f"{type(error).__name__}: {error}", "file": path}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -91,7 +123,6 @@ def check_run_directory(config, options: RunOptions) -> None:
             f"{config.run_dir} already holds checkpoints of a run ({latest}). Continue it with "
             f"`python -m launch --resume {config.run_dir}`, or choose a new --run-dir."
         )
-    from acmelike.checkpointing import check_metadata, read_metadata
 
     check_metadata(latest, read_metadata(latest), run_identity(config))
 
@@ -118,8 +149,32 @@ def _override(value: Any) -> str:
     return "none" if value is None else repr(value) if isinstance(value, float) else str(value)
 
 
+def write_offline_config(config) -> None:
+    """Writes an offline run's `<run_dir>/config.json` (an `OfflineExperimentConfig`): as an online run's
+    (experiments.summaries.write_config), with `dataset` (which marks the run offline for `resume_arguments`) and
+    the learner-step budget."""
+    data = {
+        "agent": config.agent_name,
+        "env": config.environment_name,
+        "dataset": config.dataset_name,
+        "seed": config.seed,
+        "max_num_learner_steps": config.max_num_learner_steps,
+        "evaluation_every": config.evaluation_every,
+        "num_evaluation_episodes": config.num_evaluation_episodes,
+        "threshold": config.threshold,
+        "return_window": config.return_window,
+        "stop_at_average_return": config.stop_at_average_return,
+        "agent_config": config.agent_config_dict(),
+    }
+    os.makedirs(config.run_dir, exist_ok=True)
+    with open(os.path.join(config.run_dir, "config.json"), "w") as f:
+        json.dump(data, f, indent=2)
+
+
 def resume_arguments(run_dir: str) -> dict:
-    """`make_experiment_config` keyword arguments that rebuild the run in `run_dir` from its config.json."""
+    """Keyword arguments that rebuild the run in `run_dir` from its config.json: `make_experiment_config`'s, or,
+    for an offline run (its config.json names a `dataset`, and so do these arguments),
+    `make_offline_experiment_config`'s. CheckpointError naming the file if it is missing or incomplete."""
     path = os.path.join(run_dir, "config.json")
     try:
         with open(path) as f:
@@ -129,11 +184,17 @@ def resume_arguments(run_dir: str) -> dict:
     except json.JSONDecodeError as error:
         raise CheckpointError(f"Cannot resume {run_dir}: {path} is corrupt ({error}).") from None
     try:
-        return dict(
+        arguments = dict(
             agent=saved["agent"], environment=saved["env"], seed=saved["seed"], run_dir=run_dir,
-            max_num_actor_steps=saved["max_num_actor_steps"], evaluation_every=saved["evaluation_every"],
-            stop_at_average_return=saved["stop_at_average_return"], return_window=saved["return_window"],
+            evaluation_every=saved["evaluation_every"], stop_at_average_return=saved["stop_at_average_return"],
+            return_window=saved["return_window"], target_return=saved["threshold"],
             config_overrides=[f"{key}={_override(value)}" for key, value in saved["agent_config"].items()],
         )
+        if saved.get("dataset"):
+            arguments.update(dataset=saved["dataset"], max_num_learner_steps=saved["max_num_learner_steps"],
+                             num_evaluation_episodes=saved["num_evaluation_episodes"])
+        else:
+            arguments.update(max_num_actor_steps=saved["max_num_actor_steps"])
+        return arguments
     except KeyError as error:
         raise CheckpointError(f"Cannot resume {run_dir}: {path} has no field {error}.") from None

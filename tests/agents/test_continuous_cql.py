@@ -83,7 +83,8 @@ def test_continuous_cql_learns_pendulum_from_expert_and_random_data(tmp_path, mo
     import minari
 
     from launch import make_experiment_config, run_single_process
-    from launch.engines.offline import make_offline_config, run_offline
+    from launch.engines.offline import run_offline
+    from launch.experiments.make import make_offline_experiment_config
     from launch.cli.record import record
 
     monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path / "minari"))
@@ -95,9 +96,11 @@ def test_continuous_cql_learns_pendulum_from_expert_and_random_data(tmp_path, mo
     random = record(dataset_id="pendulum/random-v0", episodes=RANDOM_EPISODES, environment="Pendulum-v1", seed=2)
     minari.combine_datasets([minari.load_dataset("pendulum/expert-v0"), minari.load_dataset("pendulum/random-v0")],
                             "pendulum/mixed-v0")
-    config = make_offline_config(agent="cql_continuous", dataset="pendulum/mixed-v0", environment="Pendulum-v1",
-                                 learner_steps=CQL_STEPS, seed=0, run_dir=str(tmp_path / "cql"), evaluation_every=250,
-                                 stop_at_average_return=CQL_THRESHOLD, config_overrides=CQL_OVERRIDES)
+    config = make_offline_experiment_config(
+        agent="cql_continuous", dataset="pendulum/mixed-v0", environment="Pendulum-v1",
+        max_num_learner_steps=CQL_STEPS, seed=0, run_dir=str(tmp_path / "cql"), evaluation_every=250,
+        stop_at_average_return=CQL_THRESHOLD, config_overrides=CQL_OVERRIDES,
+    )
     summary = run_offline(config)
     print({"expert": expert["mean_return"], "random": random["mean_return"], "cql": summary})
     assert summary["average_evaluation_return"] >= CQL_THRESHOLD

@@ -106,11 +106,14 @@ def recorded(tmp_path_factory):
 
 
 def _train(agent: str, dataset: str, root, steps: int, stop_at: float = 400.0) -> dict:
-    from launch.engines.offline import make_offline_config, run_offline
+    from launch.engines.offline import run_offline
+    from launch.experiments.make import make_offline_experiment_config
 
-    config = make_offline_config(agent=agent, dataset=dataset, environment="CartPole-v1", learner_steps=steps,
-                                 seed=0, run_dir=str(root / f"{agent}-{dataset.replace('/', '-')}"),
-                                 evaluation_every=100, stop_at_average_return=stop_at)
+    config = make_offline_experiment_config(
+        agent=agent, dataset=dataset, environment="CartPole-v1", max_num_learner_steps=steps, seed=0,
+        run_dir=str(root / f"{agent}-{dataset.replace('/', '-')}"), evaluation_every=100,
+        stop_at_average_return=stop_at,
+    )
     summary = run_offline(config)
     print(json.dumps({k: summary[k] for k in ("agent", "dataset", "learner_steps", "evaluations")}))
     return summary

@@ -74,6 +74,8 @@ def test_failing_node_stops_program_names_node_and_leaves_nothing(launch_type, t
     assert "injected failure after 300 steps" in launcher.output
     assert time.time() - started < 60, "the program should stop within seconds of the failure"
     assert (tmp_path / "failures" / "actor_0.txt").exists()
+    with open(tmp_path / "summary.json") as f:  # the summary is still written, naming the failed node
+        assert [failure["name"] for failure in json.load(f)["failures"]] == ["actor_0"]
     assert launcher.left_behind() == []
 
 

@@ -132,3 +132,54 @@ def test_environment_specs_round_trip_through_json():
     )
     restored = environment_spec_from_json(json.loads(json.dumps(environment_spec_to_json(spec))))
     assert repr(restored) == repr(spec)
+
+
+def test_a_hand_built_experiment_config_snapshots_and_evaluates(tmp_path):
+    """An ExperimentConfig built by hand (no command line, no make_experiment_config) with a run directory: it
+    trains, its final snapshot names the agent by its registry name, and `launch.cli.evaluate` loads it."""
+    require("reverb")
+    import functools
+
+    from acmelike.wrappers import make_gymnasium_environment
+    from agents.dqn import DQNBuilder, DQNConfig, make_networks
+    from launch import ExperimentConfig, run_single_process
+    from launch.cli.evaluate import evaluate
+
+    agent_config = DQNConfig(hidden_sizes=(16,), min_replay_size=100, batch_size=16)
+    config = ExperimentConfig(
+        builder=DQNBuilder(agent_config),
+        environment_factory=functools.partial(make_gymnasium_environment, "CartPole-v1"),
+        network_factory=functools.partial(make_networks, config=agent_config),
+        max_num_actor_steps=600,
+        agent_name="dqn",
+        environment_name="CartPole-v1",
+        run_dir=str(tmp_path / "run"),
+    )
+    summary = run_single_process(config)
+    assert summary["env_steps"] >= 600 and summary["learner_steps"] > 0
+    snapshot = load_snapshot(str(tmp_path / "run"))
+    assert snapshot.agent == "dqn" and snapshot.config == agent_config
+    result = evaluate(str(tmp_path / "run"), episodes=2)
+    assert len(result["returns"]) == 2
+
+
+def test_a_hand_built_experiment_config_that_cannot_snapshot_is_told_at_construction(tmp_path):
+    import functools
+
+    from acmelike.wrappers import make_gymnasium_environment
+    from agents.dqn import DQNBuilder, DQNConfig, make_networks
+    from launch import ExperimentConfig
+
+    def config(**changes):
+        agent_config = DQNConfig()
+        fields = dict(builder=DQNBuilder(agent_config),
+                      environment_factory=functools.partial(make_gymnasium_environment, "CartPole-v1"),
+                      network_factory=functools.partial(make_networks, config=agent_config), max_num_actor_steps=10)
+        return ExperimentConfig(**{**fields, **changes})
+
+    config()  # without a run directory nothing is written, and the default name is fine
+    with pytest.raises(ValueError, match=r"agent_name.*registered.*dqn"):
+        config(run_dir=str(tmp_path))  # agent_name "agent": its snapshots could not be loaded
+    with pytest.raises(ValueError, match=r"agent_name 'sac'.*SACConfig.*DQNConfig"):
+        config(run_dir=str(tmp_path), agent_name="sac")
+    assert not os.listdir(tmp_path)  # refused before anything was written

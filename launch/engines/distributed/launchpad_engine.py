@@ -97,8 +97,8 @@ def run_launchpad_program(
     print(flush=True)
     wall = time.time() - start
     logs_hint = os.path.join(run_dir, "logs") if launch_type == "local_mp" else "this process's output"
-    supervisor.raise_node_failures(run_dir, engine_failure=failure, engine=launch_type, logs_hint=logs_hint)
-    return supervisor.summarize(config, run_dir, num_actors, launch_type, wall, stop)
+    return supervisor.conclude(config, num_actors, launch_type, wall, stop, engine=launch_type, logs_hint=logs_hint,
+                               engine_failure=failure)
 
 
 def _supervise(manager, run_dir: str, period_s: float, max_steps: int, stop_timeout_s: float) -> Optional[BaseException]:

@@ -3,7 +3,8 @@
 Each node is constructed inside its own thread (local_mt), process (local_mp) or Ray actor from the experiment's
 factories and the handles of the nodes it talks to, so only handles and picklable factories cross node boundaries.
 The bodies name no engine (`launch.engines.distributed.runtime`). Every `run()` returns promptly once the program is stopping
-(`runtime.stop_event()`), and every error is reported with the node's name by `report_failures`.
+(`runtime.stop_event()`), and every error is reported with the node's name by `report_failures`, a final save's
+(the learner's last checkpoint and snapshot, an actor's last checkpoint) even while the program stops.
 """
 
 import concurrent.futures
@@ -11,10 +12,8 @@ import contextlib
 import json
 import os
 import pickle
-import sys
 import threading
 import time
-import traceback
 from typing import Dict, Optional
 
 import jax
@@ -29,10 +28,10 @@ from launch.lifecycle.logs import node_logger
 from launch.lifecycle.snapshots import save_run_snapshot
 from launch.experiments.parts import AgentParts
 from launch.lifecycle.node_checkpoints import ActorCheckpoints, LearnerCheckpoints
+from launch.lifecycle.run_directory import record_failure
 from launch.engines.distributed import runtime
 from launch.experiments.config import ExperimentConfig
 
-FAILURES_DIR = "failures"
 ENDED_FILE = "ended.json"  # written by the node that ends the program (see `end_program`)
 
 
@@ -94,24 +93,35 @@ def _stop_aware(*clients):
     return [StopAwareClient(client, stop) for client in clients]
 
 
+# Messages of the errors a call to another node ends with when that node has gone away (gRPC statuses, through
+# Reverb's and courier's clients).
+_GONE = ("unavailable", "cancelled", "socket closed", "failed to connect", "connection refused", "connection reset")
+
+
+def cut_off_by_stop(error: BaseException) -> bool:
+    """Whether `error` is a call to another node cut off because the program is stopping: ours (`ProgramStopping`),
+    a Reverb error, or a connection's end. Such an error is a normal part of shutdown."""
+    if isinstance(error, ProgramStopping) or type(error).__module__.startswith("reverb"):
+        return True
+    return isinstance(error, (ConnectionError, RuntimeError)) and any(word in str(error).lower() for word in _GONE)
+
+
 @contextlib.contextmanager
-def report_failures(node_name: str, run_dir: Optional[str]):
+def report_failures(node_name: str, run_dir: Optional[str], *, final_save: bool = False):
     """Names the node in any error it raises (stderr and `<run_dir>/failures/<node>.txt`), then re-raises.
 
     Errors raised while the program is already stopping (e.g. a Reverb call cut off by the replay node going
-    away) are a normal part of shutdown and are swallowed.
+    away) are a normal part of shutdown and are swallowed. Not in a `final_save` (a checkpoint or snapshot taken
+    as the node ends): its failure is reported even then, and only a call cut off by the stop
+    (`cut_off_by_stop`) is swallowed, so a run never ends without its last save unnoticed.
     """
     try:
         yield
     except BaseException as error:  # noqa: BLE001 - reported, then re-raised
-        if _stopping():
+        if _stopping() and (not final_save or cut_off_by_stop(error)):
             return
-        text = traceback.format_exc()
-        if run_dir:
-            os.makedirs(os.path.join(run_dir, FAILURES_DIR), exist_ok=True)
-            with open(os.path.join(run_dir, FAILURES_DIR, f"{node_name}.txt"), "w") as f:
-                f.write(text)
-        print(f"[acmelike] node {node_name!r} failed: {type(error).__name__}: {error}\n{text}", file=sys.stderr, flush=True)
+        what = f"node {node_name!r}: its final save failed" if final_save else f"node {node_name!r} failed"
+        record_failure(run_dir, node_name, what, error)
         raise
 
 
@@ -168,7 +178,7 @@ class LearnerNode(core.Worker, core.VariableSource):
 
     def checkpoint(self) -> Optional[str]:
         """Checkpoints the run now (a node ending the program calls this first); returns the path."""
-        with report_failures("learner", self._run_dir):
+        with report_failures("learner", self._run_dir, final_save=True):
             return self._checkpoints.save()
 
     def run(self) -> None:
@@ -183,8 +193,9 @@ class LearnerNode(core.Worker, core.VariableSource):
                     stop.wait(0.001)
             self._iterator.close(timeout=5.0)  # under local_mt the process outlives this node
             if self._run_dir:  # the trained policy, at the actor step last counted (no call to a stopped node)
-                step = int(self._counter.get_counts().get("actor_steps", 0))
-                save_run_snapshot(self._config, self._learner, self._spec, step)
+                with report_failures("learner", self._run_dir, final_save=True):
+                    step = int(self._counter.get_counts().get("actor_steps", 0))
+                    save_run_snapshot(self._config, self._learner, self._spec, step)
 
 
 class ActorNode(core.Worker):
@@ -230,7 +241,8 @@ class ActorNode(core.Worker):
                 actor_steps = int(self._loop.run_episode()["actor_steps"])
                 self._checkpoints.after_episode(actor_steps)
             if actor_steps:
-                self._checkpoints.save(actor_steps)
+                with report_failures(self._name, self._run_dir, final_save=True):
+                    self._checkpoints.save(actor_steps)
             # No final counter flush: the counter node may already be gone, and the budget has been met.
 
 

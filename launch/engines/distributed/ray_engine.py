@@ -451,13 +451,10 @@ def run_ray_program(
     wall = time.time() - start
     restarts = {name: len(runs) - 1 for name, runs in starts.items() if len(runs) > 1}
     logs = os.path.join(run_dir, TEMP_DIR, "session_latest", "logs") if not options.address else "the cluster's"
-    supervisor.raise_node_failures(
-        run_dir, engine="Ray", logs_hint=f"{logs} (worker-*.err)",
+    return supervisor.conclude(
+        config, num_actors, "ray", wall, stop, engine="Ray", logs_hint=f"{logs} (worker-*.err)",
         engine_failures={name: f"Ray: node {name!r} {why}\n" for name, why in program.died.items()},
         engine_failure=RuntimeError("a node's process died") if dead else None,
-    )
-    return supervisor.summarize(
-        config, run_dir, num_actors, "ray", wall, stop,
         restarts=restarts, ray_init_seconds=round(init_seconds, 2), ray_address=options.address or "local",
     )
 

@@ -2,8 +2,8 @@
 
     prepare_run_directory(config, options, launch_type, num_actors)   # before any node starts
     ... the engine launches the graph, and every period_s: print_progress(run_dir, max_steps) ...
-    raise_node_failures(run_dir, engine_failure=..., logs_hint=...)   # a failed node: DistributedRunError
-    summary = summarize(config, run_dir, num_actors, launch_type, wall, stop)
+    summary = conclude(config, num_actors, launch_type, wall, stop, engine=..., logs_hint=...)
+                                        # the summary, or DistributedRunError naming a failed node
 
 Nodes write what the launcher reads here: the steps limiter `progress.json`, a failing node
 `failures/<node>.txt`, the node ending the program `ended.json`, actors and the evaluator their CSV logs.
@@ -23,11 +23,16 @@ from launch.experiments.config import ExperimentConfig
 from launch.experiments.interrupts import StopRequests
 from launch.experiments.summaries import make_tracker, run_summary, write_config, write_summary
 from launch.lifecycle.checkpoints import RunLifecycle
-from launch.lifecycle.run_directory import RunOptions
+from launch.lifecycle.run_directory import FAILURES_DIR, RunOptions
 
 
 class DistributedRunError(RuntimeError):
-    """A node of a distributed program failed; the message names it and carries its traceback."""
+    """A node of a distributed program failed; the message names it and carries its traceback, and `summary` is
+    the run's summary as written to `<run_dir>/summary.json` (its `failures` list the failed nodes)."""
+
+    def __init__(self, message: str, summary: Optional[Dict[str, Any]] = None):
+        super().__init__(message)
+        self.summary = summary
 
 
 def prepare_run_directory(
@@ -49,32 +54,39 @@ def prepare_run_directory(
     os.makedirs(run_dir, exist_ok=True)
     write_config(config, run_dir)
     stale_files = [os.path.join(run_dir, name) for name in ("progress.json", nodes.ENDED_FILE)]
-    for stale in glob.glob(os.path.join(run_dir, nodes.FAILURES_DIR, "*.txt")) + stale_files:
+    for stale in glob.glob(os.path.join(run_dir, FAILURES_DIR, "*.txt")) + stale_files:
         if os.path.exists(stale):
             os.remove(stale)
     return config
 
 
-def raise_node_failures(
-    run_dir: str, *, engine_failures: Mapping[str, str] = (), engine_failure: Optional[BaseException] = None,
-    engine: str, logs_hint: str,
-) -> None:
-    """Raises `DistributedRunError` naming every failed node with its traceback, if any node failed.
+def conclude(
+    config: ExperimentConfig, num_actors: int, launch_type: str, wall: float, stop: StopRequests, *,
+    engine: str, logs_hint: str, engine_failures: Mapping[str, str] = (),
+    engine_failure: Optional[BaseException] = None, **extra: Any,
+) -> Dict[str, Any]:
+    """The end of every distributed run: writes the summary (with every node failure, a failed final save
+    included, in its `failures`) and returns it, or raises `DistributedRunError` naming each failed node with its
+    traceback, the summary attached, if any node failed.
 
     `engine_failures` are failures only the engine saw (a node whose process died without writing one);
     `engine_failure` is the engine's own error, if it raised one.
     """
-    failures = read_failures(run_dir)
+    failures = read_failures(config.run_dir)
     for name, why in dict(engine_failures).items():
         failures.setdefault(name, why)
-    if not failures and engine_failure is None:
-        return
-    details = "\n".join(f"--- node {name} ---\n{text}" for name, text in failures.items())
-    names = ", ".join(failures) or "unknown node"
-    raise DistributedRunError(
-        f"distributed program failed in node(s): {names} ({engine_failure or 'see traceback'}; {engine}).\n"
-        f"{details}\nNode logs: {logs_hint}"
-    )
+    records = [{"name": name, "file": os.path.join(config.run_dir, FAILURES_DIR, f"{name}.txt"),
+                "error": text.strip().splitlines()[-1] if text.strip() else ""} for name, text in failures.items()]
+    summary = summarize(config, config.run_dir, num_actors, launch_type, wall, stop, failures=records, **extra)
+    if failures or engine_failure is not None:
+        details = "\n".join(f"--- node {name} ---\n{text}" for name, text in failures.items())
+        names = ", ".join(failures) or "unknown node"
+        raise DistributedRunError(
+            f"distributed program failed in node(s): {names} ({engine_failure or 'see traceback'}; {engine}).\n"
+            f"{details}\nNode logs: {logs_hint}",
+            summary=summary,
+        )
+    return summary
 
 
 def read_progress(run_dir: str) -> Dict[str, Any]:
@@ -99,7 +111,7 @@ def print_progress(run_dir: str, max_steps: int) -> None:
 
 def read_failures(run_dir: str) -> Dict[str, str]:
     failures = {}
-    for path in sorted(glob.glob(os.path.join(run_dir, nodes.FAILURES_DIR, "*.txt"))):
+    for path in sorted(glob.glob(os.path.join(run_dir, FAILURES_DIR, "*.txt"))):
         with open(path) as f:
             failures[os.path.splitext(os.path.basename(path))[0]] = f.read()
     return failures

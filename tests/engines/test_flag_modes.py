@@ -1,0 +1,214 @@
+"""Every flag of `python -m launch` works, or is refused, in every mode: generated from `launch.cli.flags.FLAGS`.
+
+For each (flag, mode) cell the command line is planned in-process (`launch.cli.train.plan`: parsed, checked and
+configured, nothing trained): where the table says the flag works, the plan carries its value into that mode's
+config or options; elsewhere the parser exits 2 naming the flag and the mode. A flag added to the parser without a
+row in the table, or a row without an example here, fails `test_the_table_the_parser_and_the_examples_agree`.
+"""
+
+import contextlib
+import io
+import os
+
+import pytest
+from stack import require
+
+from launch.cli.flags import DISTRIBUTED, FLAGS, MODES
+from launch.cli.train import make_parser, plan
+from launch.engines.anakin import AnakinConfig
+from launch.experiments.config import OfflineExperimentConfig
+from launch.experiments.make import make_experiment_config, make_offline_experiment_config
+from launch.experiments.summaries import write_config
+from launch.lifecycle.run_directory import RunOptions, write_offline_config, write_run_options
+
+DATASET, OTHER_DATASET = "cartpole/random-v0", "cartpole/other-v0"
+
+
+@pytest.fixture(scope="module")
+def datasets(tmp_path_factory):
+    """Two small recorded CartPole datasets, under a MINARI_DATASETS_PATH of this module's own."""
+    require("minari")
+    from launch.cli.record import record
+
+    previous = os.environ.get("MINARI_DATASETS_PATH")
+    os.environ["MINARI_DATASETS_PATH"] = str(tmp_path_factory.mktemp("minari"))
+    try:
+        for seed, name in enumerate((DATASET, OTHER_DATASET)):
+            record(dataset_id=name, episodes=2, environment="CartPole-v1", seed=seed)
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop("MINARI_DATASETS_PATH", None)
+        else:
+            os.environ["MINARI_DATASETS_PATH"] = previous
+
+
+def base_arguments(mode, directory):
+    """A command line that plans in `mode`, with a run directory (several flags act on one)."""
+    run_dir = ["--run-dir", str(directory / f"run-{mode}")]
+    if mode == "offline":
+        return ["--agent", "bc", "--env", "CartPole-v1", "--dataset", DATASET, *run_dir]
+    if mode == "anakin":
+        return ["--agent", "ppo", "--env", "gymnax/CartPole-v1", "--launch", "anakin", *run_dir]
+    return ["--agent", "dqn", "--env", "CartPole-v1", "--launch", mode, *run_dir]
+
+
+def saved_run(mode, directory):
+    """A run directory to resume, as a run of `mode` leaves it before its first checkpoint."""
+    run_dir = str(directory / f"saved-{mode}")
+    if mode == "offline":
+        write_offline_config(make_offline_experiment_config(
+            agent="bc", dataset=DATASET, environment="CartPole-v1", max_num_learner_steps=100, run_dir=run_dir))
+    else:
+        write_config(make_experiment_config(agent="dqn", environment="CartPole-v1", max_num_actor_steps=100,
+                                            run_dir=run_dir), run_dir)
+    write_run_options(run_dir, RunOptions(launch=mode))
+    return run_dir
+
+
+def _read(config, online, offline=None, anakin=None):
+    """The attribute of the planned config that holds a setting, by config type."""
+    if isinstance(config, AnakinConfig):
+        return getattr(config, anakin or online)
+    if isinstance(config, OfflineExperimentConfig):
+        return getattr(config, offline or online)
+    return getattr(config, online)
+
+
+class Example:
+    """How to give a flag (`arguments(mode)`, added to the mode's base command line) and how to see it in the plan
+    (`carried(plan, mode)`)."""
+
+    def __init__(self, arguments, carried):
+        self.arguments = arguments
+        self.carried = carried
+
+
+AGENT = {"anakin": "dqn", "offline": "cql"}  # another agent than the base command line's, that fits the mode
+# Offline: CartPole-v0 has the spaces of the recorded CartPole-v1 data.
+ENV = {"anakin": "gymnax/Acrobot-v1", "offline": "CartPole-v0"}
+
+EXAMPLES = {
+    "--agent": Example(lambda m: ["--agent", AGENT.get(m, "ppo")],
+                       lambda p, m: _read(p.config, "agent_name", anakin="agent") == AGENT.get(m, "ppo")),
+    "--env": Example(lambda m: ["--env", ENV.get(m, "Acrobot-v1")],
+                     lambda p, m: _read(p.config, "environment_name", anakin="environment")
+                     == ENV.get(m, "Acrobot-v1")),
+    "--steps": Example(lambda m: ["--steps", "1234"],
+                       lambda p, m: _read(p.config, "max_num_actor_steps", offline="max_num_learner_steps") == 1234),
+    "--seed": Example(lambda m: ["--seed", "7"], lambda p, m: _read(p.config, "seed", anakin="seeds") in (7, (7,))),
+    "--run-dir": Example(lambda m: ["--run-dir", "elsewhere"], lambda p, m: p.config.run_dir == "elsewhere"),
+    "--overwrite": Example(lambda m: ["--overwrite"], lambda p, m: p.overwrite is True),
+    "--config": Example(lambda m: ["--config", "learning_rate=0.005"],
+                        lambda p, m: _read(p.config, "agent_config").learning_rate == 0.005),
+    "--eval-every": Example(lambda m: ["--eval-every", "77"], lambda p, m: p.config.evaluation_every == 77),
+    "--target-return": Example(lambda m: ["--target-return", "123.5"], lambda p, m: p.config.threshold == 123.5),
+    "--return-window": Example(lambda m: ["--return-window", "7"], lambda p, m: p.config.return_window == 7),
+    "--progress-seconds": Example(lambda m: ["--progress-seconds", "2.5"],
+                                  lambda p, m: p.config.progress_period_s == 2.5),
+    # A distributed program stops at a target when an evaluation round reaches it: it needs --eval-every too.
+    "--stop-at-return": Example(lambda m: ["--stop-at-return", "99"]
+                                + (["--eval-every", "10"] if m in DISTRIBUTED else []),
+                                lambda p, m: p.config.stop_at_average_return == 99.0),
+    "--launch": Example(lambda m: ["--launch", m if m != "offline" else "single"],
+                        lambda p, m: p.mode == m and (m == "anakin" or p.options.launch == m)),
+    "--actors": Example(lambda m: ["--actors", "3"], lambda p, m: p.options.actors == 3),
+    "--ray-address": Example(lambda m: ["--ray-address", "10.0.0.1:6379"],
+                             lambda p, m: p.ray_options.address == "10.0.0.1:6379"),
+    "--ray-resources": Example(lambda m: ["--ray-resources", "actor=worker"],
+                               lambda p, m: set(p.ray_options.resources["actor"]) == {"worker"}),
+    "--ray-max-restarts": Example(lambda m: ["--ray-max-restarts", "5"], lambda p, m: p.ray_options.max_restarts == 5),
+    "--num-envs": Example(lambda m: ["--num-envs", "4"], lambda p, m: p.config.num_envs == 4),
+    "--inference": Example(lambda m: ["--inference", "central"], lambda p, m: p.config.inference == "central"),
+    "--seeds": Example(lambda m: ["--seeds", "0-2"], lambda p, m: p.config.seeds == (0, 1, 2)),
+    "--checkpoint-every": Example(lambda m: ["--checkpoint-every", "2.5"],
+                                  lambda p, m: p.options.checkpoint_every_minutes == 2.5),
+    "--tensorboard": Example(lambda m: ["--tensorboard"],
+                             lambda p, m: (p.config.tensorboard if m == "anakin" else p.options.tensorboard) is True),
+    "--resume": None,  # its command line is a run directory alone: see `_cell_arguments`
+    "--dataset": Example(lambda m: ["--dataset", OTHER_DATASET],
+                         lambda p, m: p.config.dataset_name == p.config.agent_config.dataset_id == OTHER_DATASET),
+    "--list-config": Example(lambda m: ["--list-config"], lambda p, m: "learning_rate" in p.listing),
+}
+
+
+def _cell_arguments(flag, mode, directory):
+    if flag != "--resume":
+        return base_arguments(mode, directory) + EXAMPLES[flag].arguments(mode)
+    if mode in FLAGS["--resume"].modes:
+        return ["--resume", saved_run(mode, directory)]  # the run's own mode, from its directory
+    return base_arguments(mode, directory) + ["--resume", str(directory / "any")]
+
+
+def _plan(arguments):
+    errors = io.StringIO()
+    with contextlib.redirect_stderr(errors):
+        try:
+            return plan(arguments), errors.getvalue()
+        except SystemExit as exit:
+            return exit, errors.getvalue()
+
+
+CELLS = [(flag, mode) for flag in FLAGS for mode in MODES]
+
+
+@pytest.mark.filterwarnings("ignore:.*CartPole-v0 is out of date")
+@pytest.mark.parametrize("flag, mode", CELLS, ids=[f"{flag}-{mode}" for flag, mode in CELLS])
+def test_a_flag_works_where_the_table_says_and_is_refused_elsewhere(flag, mode, tmp_path, request):
+    if mode == "offline" or flag == "--dataset":
+        request.getfixturevalue("datasets")
+    arguments = _cell_arguments(flag, mode, tmp_path)
+    result, errors = _plan(arguments)
+    if mode in FLAGS[flag].modes:
+        assert not isinstance(result, SystemExit), f"{arguments} was refused: {errors}"
+        assert result.mode == mode
+        carried = (lambda p, m: p.options.resume and p.config.run_dir == arguments[1]) if flag == "--resume" \
+            else EXAMPLES[flag].carried
+        assert carried(result, mode), f"{flag} did not reach the {mode} plan: {result}"
+    else:
+        assert isinstance(result, SystemExit) and result.code == 2, f"{arguments} was not refused: {result}"
+        message = errors.strip().splitlines()[-1]
+        assert flag in message and mode in message and "Traceback" not in errors, message
+
+
+def test_the_table_the_parser_and_the_examples_agree():
+    assert set(make_parser().dests) == set(FLAGS) == set(EXAMPLES)
+
+
+def test_a_default_value_is_never_a_refusal(tmp_path):
+    # --num-envs defaults to 1 and --inference to local: left out, an Anakin plan does not mind them.
+    result, errors = _plan(base_arguments("anakin", tmp_path))
+    assert not isinstance(result, SystemExit), errors
+
+
+def test_an_offline_agent_without_a_dataset_is_told_what_is_missing():
+    result, errors = _plan(["--agent", "bc", "--env", "CartPole-v1", "--steps", "10"])
+    assert isinstance(result, SystemExit) and result.code == 2
+    assert "bc learns offline" in errors and "--dataset" in errors
+
+
+def test_an_online_agent_with_a_dataset_is_told_it_is_online(datasets):
+    result, errors = _plan(["--agent", "dqn", "--env", "CartPole-v1", "--dataset", DATASET])
+    assert isinstance(result, SystemExit) and result.code == 2
+    assert "dqn learns online" in errors and "drop --dataset" in errors
+
+
+def test_offline_eval_every_zero_means_no_evaluator(datasets, tmp_path):
+    result, _ = _plan(base_arguments("offline", tmp_path) + ["--eval-every", "0"])
+    assert result.config.evaluation_every == 0
+    result, errors = _plan(base_arguments("offline", tmp_path) + ["--eval-every", "0", "--stop-at-return", "100"])
+    assert isinstance(result, SystemExit) and "stop_at_average_return" in errors and "evaluation_every" in errors
+
+
+def test_list_config_prints_every_field_of_the_agent_config_with_its_default(capsys):
+    import dataclasses
+
+    from agents.sac import SACConfig
+    from launch.cli.train import main
+
+    assert main(["--agent", "sac", "--list-config"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    for field in dataclasses.fields(SACConfig):
+        line = next((line for line in lines if line.split()[:1] == [field.name]), None)
+        assert line is not None, f"{field.name} is not listed"
+        assert repr(field.default) in line, line
