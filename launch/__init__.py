@@ -26,6 +26,9 @@ _PUBLIC = {
     "AgentParts": "launch.experiments.parts",
     "DistributedRunError": "launch.engines.distributed.supervisor",
     "ExperimentConfig": "launch.experiments.config",
+    "OfflineExperimentConfig": "launch.experiments.config",
+    "make_offline_experiment_config": "launch.experiments.make",
+    "run_offline": "launch.engines.offline",
     "describe_program": "launch.engines.distributed.launchpad_engine",
     "load_actor": "launch.lifecycle.snapshots",
     "make_distributed_program": "launch.engines.distributed.launchpad_engine",
@@ -41,16 +44,4 @@ def __getattr__(name):
     return getattr(importlib.import_module(_PUBLIC[name]), name)
 
 
-__all__ = [
-    "AGENTS",
-    "AgentParts",
-    "agent_definition",
-    "DistributedRunError",
-    "ExperimentConfig",
-    "describe_program",
-    "load_actor",
-    "make_distributed_program",
-    "make_experiment_config",
-    "run_distributed",
-    "run_single_process",
-]
+__all__ = sorted(_PUBLIC)

@@ -13,6 +13,7 @@ AGENT = AgentDefinition(
     make_networks=make_networks,
     action_space="discrete",
     offline=True,
+    smoke_config=dict(batch_size=8, num_sgd_steps_per_step=1, hidden_sizes=(16,)),
 )
 
 __all__ = ["AGENT", "CQLBuilder", "CQLConfig", "make_networks"]

@@ -96,4 +96,5 @@ AGENT = AgentDefinition(
     make_networks=make_networks,
     action_space="continuous",
     offline=True,
+    smoke_config=dict(batch_size=8, num_sgd_steps_per_step=1, policy_hidden_sizes=(16,), critic_hidden_sizes=(16,)),
 )

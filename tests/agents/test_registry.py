@@ -12,7 +12,7 @@ from program_launcher import Launcher, line_after
 from stack import long_test, require
 
 from launch.experiments.make import make_agent_config, make_experiment_config
-from launch.registry import AGENTS, agent_definition, anakin_agents, online_agents
+from launch.registry import AGENTS, agent_definition, anakin_agents, offline_agents, online_agents
 
 SMOKE_STEPS = 200
 
@@ -84,6 +84,57 @@ def test_the_registry_tells_online_offline_and_anakin_agents_apart():
     assert set(online_agents()) | {name for name in AGENTS if agent_definition(name).offline} == set(AGENTS)
     assert {"bc", "cql", "cql_continuous"} <= {name for name in AGENTS if agent_definition(name).offline}
     assert {"dqn", "ppo"} <= set(anakin_agents()) and not set(anakin_agents()) - set(online_agents())
+
+
+def _random_batches(spec, batch_size: int, seed: int):
+    """Endless batches of random transitions on `spec`'s spaces: a stand-in for a recorded dataset."""
+    import numpy as np
+    from dm_env import specs
+
+    from acmelike.types import ReplaySample, SampleInfo, Transition
+
+    rng = np.random.default_rng(seed)
+    info = SampleInfo(np.zeros(batch_size, np.uint64), np.full(batch_size, 1.0), np.full(batch_size, batch_size))
+    shape = (batch_size, *spec.observations.shape)
+    while True:
+        if isinstance(spec.actions, specs.DiscreteArray):
+            actions = rng.integers(0, spec.actions.num_values, batch_size).astype(spec.actions.dtype)
+        else:
+            actions = rng.uniform(spec.actions.minimum, spec.actions.maximum,
+                                  (batch_size, *spec.actions.shape)).astype(spec.actions.dtype)
+        yield ReplaySample(info=info, data=Transition(
+            observation=rng.normal(size=shape).astype(np.float32), action=actions,
+            reward=rng.normal(size=batch_size).astype(np.float32), discount=np.full(batch_size, 0.99, np.float32),
+            next_observation=rng.normal(size=shape).astype(np.float32), extras=()))
+
+
+@pytest.mark.parametrize("name", offline_agents())
+def test_every_offline_agent_trains_on_a_dataset_and_is_evaluated(name, tmp_path):
+    """Each offline agent, from its registry entry and smoke config: learner steps on dataset batches of its
+    environment's spaces, evaluation rounds in the environment, a checkpoint and a snapshot."""
+    import functools
+
+    from acmelike.specs import make_environment_spec
+    from launch.engines.offline import run_offline
+    from launch.experiments.config import OfflineExperimentConfig
+
+    definition = agent_definition(name)
+    agent_config = make_agent_config(name, _smoke_overrides(name))
+    environment_factory = fake_environment_factory(definition.action_space)
+    spec = make_environment_spec(environment_factory(0))
+    batch = agent_config.batch_size * agent_config.num_sgd_steps_per_step
+    config = OfflineExperimentConfig(
+        builder=definition.make_builder(agent_config), environment_factory=environment_factory,
+        network_factory=functools.partial(definition.make_networks, config=agent_config),
+        dataset_factory=functools.partial(_random_batches, spec, batch), dataset_name="random",
+        max_num_learner_steps=20, evaluation_every=10, num_evaluation_episodes=1, agent_name=name,
+        environment_name="fake", run_dir=str(tmp_path), progress_period_s=60.0,
+    )
+    summary = run_offline(config)
+    assert summary["learner_steps"] == 20 and [step for step, _ in summary["evaluations"]] == [10, 20], summary
+    assert summary["failures"] == [] and (tmp_path / "snapshots").is_dir(), summary
+    with open(tmp_path / "learner.csv") as f:
+        assert len(list(csv.DictReader(f))) > 0
 
 
 def test_every_registered_agent_is_importable_and_named_consistently():
