@@ -37,7 +37,7 @@ from launch.experiments.interrupts import StopRequests
 from launch.experiments.parts import AgentParts
 from launch.experiments.summaries import ReturnTracker
 from launch.lifecycle.checkpoints import RunLifecycle
-from launch.lifecycle.run_directory import RunOptions, write_offline_config
+from launch.lifecycle.run_directory import RunOptions, write_config
 
 
 class EvaluationRounds(core.Saveable):
@@ -89,7 +89,7 @@ def run_offline(config: OfflineExperimentConfig, options: RunOptions = RunOption
     start = time.time()
     lifecycle = RunLifecycle(config, options)  # refuses a run directory holding another run, before writing
     if config.run_dir:
-        write_offline_config(config)
+        write_config(config)
     parts = AgentParts(config)
     counter = Counter(time_delta=0.0)
     # A resumed run draws other batches than its start did: the dataset's seed moves on with the steps done.

@@ -27,9 +27,9 @@ from environment_loops import EnvironmentLoop, make_environment_loop
 from launch.experiments.config import ExperimentConfig
 from launch.experiments.interrupts import StopRequests
 from launch.experiments.parts import AgentParts
-from launch.experiments.summaries import make_tracker, run_summary, write_config
+from launch.experiments.summaries import make_tracker, run_summary
 from launch.lifecycle.checkpoints import RunLifecycle
-from launch.lifecycle.run_directory import RunOptions
+from launch.lifecycle.run_directory import RunOptions, write_config
 
 
 class RunResult(dict):
@@ -132,7 +132,7 @@ def run_single_process(config: ExperimentConfig, options: RunOptions = RunOption
     start = time.time()
     lifecycle = RunLifecycle(config, options)  # refuses a run directory holding another run, before writing
     if config.run_dir:
-        write_config(config, config.run_dir)
+        write_config(config)
     parts = AgentParts(config)
     environment = parts.actor_environment(0)
     with replay.inserts_never_block():

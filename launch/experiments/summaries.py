@@ -90,22 +90,3 @@ def average_return(summary: Mapping[str, Any]) -> Optional[float]:
 def write_summary(run_dir: str, summary: Mapping[str, Any]) -> None:
     with open(os.path.join(run_dir, "summary.json"), "w") as f:
         json.dump(summary, f, indent=2)
-
-
-def write_config(config, run_dir: str) -> None:
-    """Writes `<run_dir>/config.json`: the experiment's names and settings and the agent's resolved config."""
-    data = {
-        "agent": config.agent_name,
-        "env": config.environment_name,
-        "seed": config.seed,
-        "max_num_actor_steps": config.max_num_actor_steps,
-        "evaluation_every": config.evaluation_every,
-        "num_evaluation_episodes": config.num_evaluation_episodes,
-        "threshold": config.threshold,
-        "return_window": config.return_window,
-        "stop_at_average_return": config.stop_at_average_return,
-        "agent_config": config.agent_config_dict(),
-    }
-    os.makedirs(run_dir, exist_ok=True)
-    with open(os.path.join(run_dir, "config.json"), "w") as f:
-        json.dump(data, f, indent=2)

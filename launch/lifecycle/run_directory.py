@@ -1,7 +1,6 @@
 """A run directory: how the run was launched, what identifies it, and whether it may be written or resumed.
 
-    <run_dir>/config.json          the resolved experiment (experiments.summaries.write_config; offline runs:
-                                   write_offline_config), read back by `resume_arguments`
+    <run_dir>/config.json          the resolved experiment (`write_config`), read back by `resume_arguments`
     <run_dir>/run_options.json     how it was launched (RunOptions), so `--resume RUN_DIR` needs no flags
     <run_dir>/checkpoints/<step>/  checkpoints (lifecycle.checkpoints, lifecycle.node_checkpoints)
     <run_dir>/snapshots/<step>/    evaluation-policy snapshots (lifecycle.snapshots)
@@ -149,23 +148,26 @@ def _override(value: Any) -> str:
     return "none" if value is None else repr(value) if isinstance(value, float) else str(value)
 
 
-def write_offline_config(config) -> None:
-    """Writes an offline run's `<run_dir>/config.json` (an `OfflineExperimentConfig`): as an online run's
-    (experiments.summaries.write_config), with `dataset` (which marks the run offline for `resume_arguments`) and
-    the learner-step budget."""
+def write_config(config) -> None:
+    """Writes `<run_dir>/config.json`: the experiment's names, settings and resolved agent config, which
+    `resume_arguments` reads back. An offline run's (an `OfflineExperimentConfig`) names its `dataset`, which marks
+    it offline, and its learner-step budget; an online run's its actor-step budget, `num_envs` and `inference`."""
     data = {
         "agent": config.agent_name,
         "env": config.environment_name,
-        "dataset": config.dataset_name,
         "seed": config.seed,
-        "max_num_learner_steps": config.max_num_learner_steps,
         "evaluation_every": config.evaluation_every,
         "num_evaluation_episodes": config.num_evaluation_episodes,
         "threshold": config.threshold,
         "return_window": config.return_window,
         "stop_at_average_return": config.stop_at_average_return,
-        "agent_config": config.agent_config_dict(),
     }
+    if hasattr(config, "dataset_name"):  # offline
+        data.update(dataset=config.dataset_name, max_num_learner_steps=config.max_num_learner_steps)
+    else:
+        data.update(max_num_actor_steps=config.max_num_actor_steps, num_envs=config.num_envs,
+                    inference=config.inference)
+    data["agent_config"] = config.agent_config_dict()
     os.makedirs(config.run_dir, exist_ok=True)
     with open(os.path.join(config.run_dir, "config.json"), "w") as f:
         json.dump(data, f, indent=2)
@@ -193,8 +195,9 @@ def resume_arguments(run_dir: str) -> dict:
         if saved.get("dataset"):
             arguments.update(dataset=saved["dataset"], max_num_learner_steps=saved["max_num_learner_steps"],
                              num_evaluation_episodes=saved["num_evaluation_episodes"])
-        else:
-            arguments.update(max_num_actor_steps=saved["max_num_actor_steps"])
+        else:  # run directories written before num_envs and inference were recorded had the defaults
+            arguments.update(max_num_actor_steps=saved["max_num_actor_steps"], num_envs=saved.get("num_envs", 1),
+                             inference=saved.get("inference", "local"))
         return arguments
     except KeyError as error:
         raise CheckpointError(f"Cannot resume {run_dir}: {path} has no field {error}.") from None

@@ -18,8 +18,7 @@ from launch.cli.train import make_parser, plan
 from launch.engines.anakin import AnakinConfig
 from launch.experiments.config import OfflineExperimentConfig
 from launch.experiments.make import make_experiment_config, make_offline_experiment_config
-from launch.experiments.summaries import write_config
-from launch.lifecycle.run_directory import RunOptions, write_offline_config, write_run_options
+from launch.lifecycle.run_directory import RunOptions, write_config, write_run_options
 
 DATASET, OTHER_DATASET = "cartpole/random-v0", "cartpole/other-v0"
 
@@ -57,11 +56,11 @@ def saved_run(mode, directory):
     """A run directory to resume, as a run of `mode` leaves it before its first checkpoint."""
     run_dir = str(directory / f"saved-{mode}")
     if mode == "offline":
-        write_offline_config(make_offline_experiment_config(
+        write_config(make_offline_experiment_config(
             agent="bc", dataset=DATASET, environment="CartPole-v1", max_num_learner_steps=100, run_dir=run_dir))
     else:
         write_config(make_experiment_config(agent="dqn", environment="CartPole-v1", max_num_actor_steps=100,
-                                            run_dir=run_dir), run_dir)
+                                            run_dir=run_dir))
     write_run_options(run_dir, RunOptions(launch=mode))
     return run_dir
 
@@ -212,3 +211,13 @@ def test_list_config_prints_every_field_of_the_agent_config_with_its_default(cap
         line = next((line for line in lines if line.split()[:1] == [field.name]), None)
         assert line is not None, f"{field.name} is not listed"
         assert repr(field.default) in line, line
+
+
+def test_a_resumed_run_keeps_its_num_envs_and_inference(tmp_path):
+    """--resume needs no flags: what the run was launched with comes back from its config.json."""
+    run_dir = str(tmp_path / "run")
+    write_config(make_experiment_config(agent="dqn", environment="CartPole-v1", max_num_actor_steps=100,
+                                        run_dir=run_dir, num_envs=4, inference="central"))
+    write_run_options(run_dir, RunOptions(launch="local_mt", actors=2))
+    result, errors = _plan(["--resume", run_dir])
+    assert result.config.num_envs == 4 and result.config.inference == "central", errors

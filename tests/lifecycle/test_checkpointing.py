@@ -210,7 +210,7 @@ def test_objects_must_be_saveable(tmp_path):
 
 def test_resumed_logs_are_cut_back_to_the_checkpoint_even_after_a_new_column(tmp_path):
     from acmelike.loggers import CSVLogger
-    from launch.lifecycle.logs import log_sizes, truncate_logs as _truncate_logs
+    from launch.lifecycle.logs import log_sizes, truncate_logs
     from tests.run_helpers import csv_column
 
     logger = CSVLogger(str(tmp_path), "actor_0")
@@ -220,7 +220,7 @@ def test_resumed_logs_are_cut_back_to_the_checkpoint_even_after_a_new_column(tmp
     assert sizes == {"actor_0.csv": 3}
     logger.write({"episode_return": 2.0, "actor_steps": 50, "learner_steps": 4})  # after the save; a new column
     logger.close()
-    _truncate_logs(str(tmp_path), sizes, {"actor_steps": 30, "learner_steps": 2})
+    truncate_logs(str(tmp_path), sizes, {"actor_steps": 30, "learner_steps": 2})
     assert csv_column(str(tmp_path / "actor_0.csv"), "actor_steps") == [10.0, 20.0]
     resumed = CSVLogger(str(tmp_path), "actor_0", append=True)
     resumed.write({"episode_return": 3.0, "actor_steps": 40, "learner_steps": 5})

@@ -21,9 +21,9 @@ from acmelike.loggers.plotting import plot_run_learning_curve
 from launch.engines.distributed import nodes
 from launch.experiments.config import ExperimentConfig
 from launch.experiments.interrupts import StopRequests
-from launch.experiments.summaries import make_tracker, run_summary, write_config, write_summary
+from launch.experiments.summaries import make_tracker, run_summary, write_summary
 from launch.lifecycle.checkpoints import RunLifecycle
-from launch.lifecycle.run_directory import FAILURES_DIR, RunOptions
+from launch.lifecycle.run_directory import FAILURES_DIR, RunOptions, write_config
 
 
 class DistributedRunError(RuntimeError):
@@ -52,7 +52,7 @@ def prepare_run_directory(
     config = dataclasses.replace(config, run_dir=run_dir)
     RunLifecycle(config, dataclasses.replace(options, launch=launch_type, actors=num_actors))
     os.makedirs(run_dir, exist_ok=True)
-    write_config(config, run_dir)
+    write_config(config)
     stale_files = [os.path.join(run_dir, name) for name in ("progress.json", nodes.ENDED_FILE)]
     for stale in glob.glob(os.path.join(run_dir, FAILURES_DIR, "*.txt")) + stale_files:
         if os.path.exists(stale):
