@@ -2,8 +2,10 @@
 #   make demo   - create .venv (full stack, Python 3.10) and train DQN on CartPole-v1 in one process
 #   make test   - create .venv and run the tests
 #   make test-latest - create .venv-latest (Python 3.11+, newest JAX, no TensorFlow) and run the pure-JAX tests
+#   make test-long - the long tests (pytest -m long): distributed learning runs, kill -9 and resume of a program
 #   make bench  - create .venv and .venv-bench (SBX, Python 3.11) and run the benchmarks (BENCH_MODE=quick|full)
 #   make notebook - run notebooks/*.ipynb top to bottom in .venv's kernel (make test runs them on a short budget)
+#   make docs   - build the documentation site (docs/, mkdocs.yml) into site/ with `mkdocs build --strict`
 # The full stack needs Python 3.10 (dm-launchpad/dm-reverb wheels); point PYTHON310 at yours if it lives elsewhere.
 
 PYTHON310 ?= $(shell PYENV_VERSION=3.10.13 pyenv which python3.10 2>/dev/null || command -v python3.10)
@@ -16,7 +18,7 @@ RUN_DIR ?= runs/demo-dqn-cartpole
 DEMO_STEPS ?= 100000
 PYTEST_ARGS ?=
 
-.PHONY: demo test test-long test-latest venv venv-latest clean notebook
+.PHONY: demo test test-long test-latest venv venv-latest clean notebook docs
 
 $(VENV)/.installed: setup.py constraints.txt
 	@test -n "$(PYTHON310)" || { echo "Python 3.10 not found: set PYTHON310=/path/to/python3.10"; exit 1; }
@@ -41,7 +43,7 @@ demo: venv
 
 # ACMELIKE_FULL_STACK=1: on the full stack a test needing Reverb/Launchpad fails rather than skips.
 test: venv
-	ACMELIKE_FULL_STACK=1 $(PY) -m pytest -q $(PYTEST_ARGS) tests
+	ACMELIKE_FULL_STACK=1 $(PY) -m pytest -q --durations=25 $(PYTEST_ARGS) tests
 
 # Long tests (marked `long`, deselected by pytest.ini): distributed learning runs and slow datasets.
 test-long: venv
@@ -54,8 +56,17 @@ test-latest: venv-latest
 notebook: venv
 	$(VENV)/bin/jupyter execute notebooks/*.ipynb
 
+# The documentation site. mkdocstrings reads docstrings by static analysis (griffe): nothing of ours is imported,
+# so no Reverb or TensorFlow loads. --strict turns every warning (a broken link, a missing snippet) into an error.
+$(VENV)/.docs-installed: $(VENV)/.installed setup.py constraints.txt
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[docs]'
+	touch $@
+
+docs: $(VENV)/.docs-installed
+	$(VENV)/bin/mkdocs build --strict
+
 clean:
-	rm -rf $(VENV) $(VENV_LATEST) runs
+	rm -rf $(VENV) $(VENV_LATEST) runs site
 
 # Benchmarks (benchmarks/README.md). Quick by default; `make bench BENCH_MODE=full` for the long run.
 # .venv-bench holds SBX, the peer library of the time-to-solve comparison: torch 2.13.0 goes in first, alone

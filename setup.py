@@ -18,6 +18,9 @@ MINATAR = ["MinAtar"]  # pixel environments for the conv torsos
 TEST = ["pytest", "psutil", "hypothesis"] + ANAKIN + OFFLINE + TENSORBOARD + RENDER + MINATAR
 # Running notebooks/ (`make notebook`; `make test` runs them on a short budget).
 NOTEBOOK = ["jupyter", "ipykernel"]
+# The documentation site (`make docs`): mkdocs-material, and mkdocstrings reading docstrings by static analysis
+# (griffe), so building it imports nothing of ours (no Reverb or TensorFlow).
+DOCS = ["mkdocs", "mkdocs-material", "mkdocstrings[python]", "pymdown-extensions"]
 
 setup(
     name="acmelike",
@@ -30,6 +33,7 @@ setup(
         "full": FULL,
         "test": TEST,
         "notebook": NOTEBOOK,
+        "docs": DOCS,
         "anakin": ANAKIN,
         "offline": OFFLINE,
         "tensorboard": TENSORBOARD,

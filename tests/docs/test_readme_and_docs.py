@@ -1,0 +1,163 @@
+"""What README.md and docs/ name exists, and their commands are accepted as written.
+
+- every repository path they mention (`launch/engines/anakin.py`, `agents/dqn/`) exists;
+- every dotted name of ours (`acmelike.replay.inserts_never_block`, `launch.cli.record`) is a module, or a name
+  defined in one (read from the source: nothing is imported for it);
+- every flag of `launch/cli/flags.py` has a line in docs/command-line.md, and every flag a `python -m launch`
+  command uses is one of them;
+- every `python -m launch ...` training command plans (`launch.cli.train.plan`: parsed, checked and configured,
+  nothing trained) with its run directory moved under a temporary one; `--resume` commands need a run to resume
+  and are left out.
+"""
+
+import contextlib
+import importlib.util
+import io
+import os
+import pathlib
+import re
+import shlex
+import warnings
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+OUR_PACKAGES = ("acmelike", "agents", "environment_loops", "launch", "benchmarks")
+# Names the tutorial asks the reader to create, and placeholders.
+HYPOTHETICAL = ("myagent", "<", "*", "HEAD_IP")
+GENERATED = ("benchmarks/results",)  # written by `make bench` (git ignores it)
+
+
+def _text(page):
+    return page.read_text()
+
+
+def _load_flags():
+    spec = importlib.util.spec_from_file_location("_flags_for_docs_test", ROOT / "launch" / "cli" / "flags.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _paths(text):
+    pattern = r"(?<![\w./-])((?:%s|docs|tests|notebooks)/[\w./<>*-]*)" % "|".join(OUR_PACKAGES)
+    for match in re.finditer(pattern, text):
+        path = match.group(1).rstrip(".,:;)")
+        environment_id = re.search(r"-v\d+$", path)  # acmelike/CartPoleNoVelocity-v1 is a gymnasium id
+        if not (environment_id or path.startswith(GENERATED) or any(mark in path for mark in HYPOTHETICAL)):
+            yield path
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: str(page.relative_to(ROOT)))
+def test_every_path_named_exists(page):
+    missing = sorted({path for path in _paths(_text(page)) if not (ROOT / path).exists()})
+    assert not missing, f"{page.relative_to(ROOT)} names paths that do not exist: {missing}"
+
+
+def _defines(source: str, name: str) -> bool:
+    return bool(re.search(rf"^\s*(def|class)\s+{name}\b|^\s*{name}\s*[:=]|\bimport\b.*\b{name}\b|\"{name}\"",
+                          source, re.MULTILINE))
+
+
+def _resolve(dotted: str):
+    """None if `dotted` is a module of ours or a name defined in one (found in the source), else why not."""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        base = ROOT.joinpath(*parts[:cut])
+        for module_file in (base.with_suffix(".py"), base / "__init__.py"):
+            if module_file.is_file():
+                rest = parts[cut:]
+                if not rest or _defines(module_file.read_text(), rest[0]):
+                    return None
+                return f"{'.'.join(parts[:cut])} defines no {rest[0]}"
+    return "no such module"
+
+
+def _dotted_names(text):
+    pattern = r"(?<![\w./-])((?:%s)(?:\.\w+)+)" % "|".join(OUR_PACKAGES)
+    for match in re.finditer(pattern, text):
+        name = match.group(1)
+        if not any(mark in name for mark in HYPOTHETICAL) and not name.endswith((".py", ".md")):
+            yield name
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: str(page.relative_to(ROOT)))
+def test_every_dotted_name_of_ours_exists(page):
+    wrong = sorted({f"{name}: {why}" for name in _dotted_names(_text(page)) if (why := _resolve(name))})
+    assert not wrong, f"{page.relative_to(ROOT)}: {wrong}"
+
+
+def _commands(text):
+    """`python -m launch ...` command lines of the pages' code blocks, continuation lines joined."""
+    for block in re.findall(r"```bash\n(.*?)```", text, re.DOTALL):
+        for line in block.replace("\\\n", " ").splitlines():
+            command = line.split("#")[0].split("|")[0].strip()
+            if re.match(r"^(\.venv/bin/)?python -m launch\s", command):
+                yield shlex.split(command)[3:]
+
+
+def test_every_flag_has_a_line_on_the_command_line_page():
+    page = (ROOT / "docs" / "command-line.md").read_text()
+    first_cells = re.findall(r"^\|([^|]*)\|", page, re.MULTILINE)  # the flag table's first column
+    described = {flag for cell in first_cells for flag in re.findall(r"`(--[\w-]+)`", cell)}
+    missing = sorted(set(_load_flags().FLAGS) - described)
+    assert not missing, f"docs/command-line.md's flag table has no line for {missing}"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: str(page.relative_to(ROOT)))
+def test_commands_use_only_flags_that_exist(page):
+    flags = set(_load_flags().FLAGS) | {"--help"}
+    unknown = sorted({token.split("=")[0] for argv in _commands(_text(page)) for token in argv
+                      if token.startswith("--") and token.split("=")[0] not in flags})
+    assert not unknown, f"{page.relative_to(ROOT)} uses flags that python -m launch does not have: {unknown}"
+
+
+@pytest.fixture(scope="module")
+def recorded_datasets(tmp_path_factory):
+    """The datasets the pages' offline commands name, recorded from random policies under a temporary
+    MINARI_DATASETS_PATH."""
+    from stack import require
+
+    require("minari")
+    from launch.cli.record import record
+
+    previous = os.environ.get("MINARI_DATASETS_PATH")
+    os.environ["MINARI_DATASETS_PATH"] = str(tmp_path_factory.mktemp("minari"))
+    try:
+        with warnings.catch_warnings():  # minari asks for an author and a code link: these datasets live a test long
+            warnings.simplefilter("ignore", UserWarning)
+            for dataset_id, environment in (("cartpole/expert-v0", "CartPole-v1"), ("cartpole/mixed-v0", "CartPole-v1"),
+                                            ("pendulum/mixed-v0", "Pendulum-v1")):
+                record(dataset_id=dataset_id, episodes=2, environment=environment, seed=0)
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop("MINARI_DATASETS_PATH", None)
+        else:
+            os.environ["MINARI_DATASETS_PATH"] = previous
+
+
+def _plannable():
+    seen = {}
+    for page in PAGES:
+        for argv in _commands(_text(page)):
+            if "--resume" not in argv and "--help" not in argv:
+                seen.setdefault(" ".join(argv), argv)
+    return sorted(seen.items())
+
+
+@pytest.mark.parametrize("argv", [argv for _, argv in _plannable()], ids=[text for text, _ in _plannable()])
+def test_every_training_command_plans(argv, tmp_path, recorded_datasets):
+    from launch.cli.train import plan
+
+    argv = list(argv)
+    if "--run-dir" in argv:
+        index = argv.index("--run-dir") + 1
+        argv[index] = str(tmp_path / pathlib.Path(argv[index]).name)
+    stderr = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(stderr):
+            plan(argv)
+    except SystemExit as error:
+        pytest.fail(f"python -m launch {' '.join(argv)} is refused (exit {error.code}): {stderr.getvalue()}")
