@@ -82,7 +82,7 @@ def conclude(
         details = "\n".join(f"--- node {name} ---\n{text}" for name, text in failures.items())
         names = ", ".join(failures) or "unknown node"
         raise DistributedRunError(
-            f"distributed program failed in node(s): {names} ({engine_failure or 'see traceback'}; {engine}).\n"
+            f"distributed program failed in node(s): {names} ({engine_failure or 'see the traceback'}, on {engine}).\n"
             f"{details}\nNode logs: {logs_hint}",
             summary=summary,
         )
