@@ -10,6 +10,7 @@ from dm_env import specs
 
 from acmelike import core
 from acmelike.adders.base import Adder
+from acmelike.types import ReplaySample, SampleInfo, Transition
 
 
 class FakeEnvironment(dm_env.Environment):
@@ -184,3 +185,20 @@ class FakeVariableSource(core.VariableSource):
         self.calls += 1
         value = self.value if self.value is not None else np.full((), self.calls, np.float32)
         return [value for _ in names]
+
+
+def random_transition_batches(spec, batch_size: int, seed: int):
+    """Endless batches of random transitions on `spec`'s spaces: a stand-in for a recorded dataset."""
+    rng = np.random.default_rng(seed)
+    info = SampleInfo(np.zeros(batch_size, np.uint64), np.full(batch_size, 1.0), np.full(batch_size, batch_size))
+    shape = (batch_size, *spec.observations.shape)
+    while True:
+        if isinstance(spec.actions, specs.DiscreteArray):
+            actions = rng.integers(0, spec.actions.num_values, batch_size).astype(spec.actions.dtype)
+        else:
+            actions = rng.uniform(spec.actions.minimum, spec.actions.maximum,
+                                  (batch_size, *spec.actions.shape)).astype(spec.actions.dtype)
+        yield ReplaySample(info=info, data=Transition(
+            observation=rng.normal(size=shape).astype(np.float32), action=actions,
+            reward=rng.normal(size=batch_size).astype(np.float32), discount=np.full(batch_size, 0.99, np.float32),
+            next_observation=rng.normal(size=shape).astype(np.float32), extras=()))

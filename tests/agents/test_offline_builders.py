@@ -4,11 +4,13 @@ their data comes from the experiment's `dataset_factory`, any iterator of batche
 import functools
 
 import jax
-import numpy as np
 import pytest
 
+from fakes import random_transition_batches
+
 from acmelike.builders import ActorLearnerBuilder, OfflineBuilder
-from acmelike.types import ReplaySample, SampleInfo, Transition
+from acmelike.specs import make_environment_spec
+from acmelike.wrappers import make_gymnasium_environment
 from launch.experiments.config import OfflineExperimentConfig
 from launch.registry import agent_definition, offline_agents, online_agents
 
@@ -24,16 +26,8 @@ def test_offline_agents_build_on_the_offline_base_and_online_agents_on_the_full_
         assert isinstance(definition.make_builder(definition.config_class()), ActorLearnerBuilder), name
 
 
-def _random_cartpole_batches(batch_size: int, seed: int):
-    """Endless batches of made-up CartPole transitions: [B, 4] observations, [B] actions in {0, 1}."""
-    rng = np.random.default_rng(seed)
-    info = SampleInfo(np.zeros(batch_size, np.uint64), np.full(batch_size, 1.0), np.full(batch_size, batch_size))
-    while True:
-        observations = rng.normal(size=(batch_size, 4)).astype(np.float32)
-        yield ReplaySample(info=info, data=Transition(
-            observation=observations, action=rng.integers(0, 2, batch_size).astype(np.int32),
-            reward=np.ones(batch_size, np.float32), discount=np.full(batch_size, 0.99, np.float32),
-            next_observation=observations, extras=()))
+# CartPole-v1's spaces: [4] float32 observations, two discrete actions.
+_CARTPOLE_SPEC = make_environment_spec(make_gymnasium_environment("CartPole-v1", seed=0))
 
 
 def _bc_config(**changes) -> OfflineExperimentConfig:
@@ -45,7 +39,7 @@ def _bc_config(**changes) -> OfflineExperimentConfig:
         builder=BCBuilder(agent_config),
         environment_factory=functools.partial(make_gymnasium_environment, "CartPole-v1"),
         network_factory=functools.partial(make_networks, config=agent_config),
-        dataset_factory=functools.partial(_random_cartpole_batches, 8),
+        dataset_factory=functools.partial(random_transition_batches, _CARTPOLE_SPEC, 8),
         dataset_name="made-up",
         max_num_learner_steps=6,
         evaluation_every=3,

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from fakes import fake_environment_factory
+from fakes import fake_environment_factory, random_transition_batches
 from program_launcher import Launcher, line_after
 from stack import long_test, require
 
@@ -86,28 +86,6 @@ def test_the_registry_tells_online_offline_and_anakin_agents_apart():
     assert {"dqn", "ppo"} <= set(anakin_agents()) and not set(anakin_agents()) - set(online_agents())
 
 
-def _random_batches(spec, batch_size: int, seed: int):
-    """Endless batches of random transitions on `spec`'s spaces: a stand-in for a recorded dataset."""
-    import numpy as np
-    from dm_env import specs
-
-    from acmelike.types import ReplaySample, SampleInfo, Transition
-
-    rng = np.random.default_rng(seed)
-    info = SampleInfo(np.zeros(batch_size, np.uint64), np.full(batch_size, 1.0), np.full(batch_size, batch_size))
-    shape = (batch_size, *spec.observations.shape)
-    while True:
-        if isinstance(spec.actions, specs.DiscreteArray):
-            actions = rng.integers(0, spec.actions.num_values, batch_size).astype(spec.actions.dtype)
-        else:
-            actions = rng.uniform(spec.actions.minimum, spec.actions.maximum,
-                                  (batch_size, *spec.actions.shape)).astype(spec.actions.dtype)
-        yield ReplaySample(info=info, data=Transition(
-            observation=rng.normal(size=shape).astype(np.float32), action=actions,
-            reward=rng.normal(size=batch_size).astype(np.float32), discount=np.full(batch_size, 0.99, np.float32),
-            next_observation=rng.normal(size=shape).astype(np.float32), extras=()))
-
-
 @pytest.mark.parametrize("name", offline_agents())
 def test_every_offline_agent_trains_on_a_dataset_and_is_evaluated(name, tmp_path):
     """Each offline agent, from its registry entry and smoke config: learner steps on dataset batches of its
@@ -126,7 +104,7 @@ def test_every_offline_agent_trains_on_a_dataset_and_is_evaluated(name, tmp_path
     config = OfflineExperimentConfig(
         builder=definition.make_builder(agent_config), environment_factory=environment_factory,
         network_factory=functools.partial(definition.make_networks, config=agent_config),
-        dataset_factory=functools.partial(_random_batches, spec, batch), dataset_name="random",
+        dataset_factory=functools.partial(random_transition_batches, spec, batch), dataset_name="random",
         max_num_learner_steps=20, evaluation_every=10, num_evaluation_episodes=1, agent_name=name,
         environment_name="fake", run_dir=str(tmp_path), progress_period_s=60.0,
     )
