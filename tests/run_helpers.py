@@ -1,6 +1,9 @@
-"""Running `python -m launch ...` in a subprocess for lifecycle tests (checkpoints, resume, snapshots)."""
+"""Running the command line for tests: in this process (`command_line`), or as a subprocess (`launch_command`,
+`environment`) where the test is about the process (a kill -9, a fresh interpreter, its environment variables)."""
 
+import contextlib
 import csv
+import io
 import json
 import os
 import subprocess
@@ -20,9 +23,20 @@ def environment() -> dict:
     return {**os.environ, "PYTHONPATH": REPO + os.pathsep + os.environ.get("PYTHONPATH", "")}
 
 
-def run(*args: str, module: str = "launch", timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", module, *args], cwd=REPO, env=environment(), capture_output=True,
-                          text=True, timeout=timeout)
+def command_line(*args, module: str = "launch") -> subprocess.CompletedProcess:
+    """`python -m <module> *args` (launch, launch.cli.evaluate or launch.cli.record) run in this process: its exit
+    code (argparse's SystemExit included), standard output and standard error, as `subprocess.run` would return
+    them, without paying a new interpreter's JAX/TensorFlow imports."""
+    import importlib
+
+    main = importlib.import_module("launch.cli.train" if module == "launch" else module).main
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        try:
+            code = main([str(arg) for arg in args])
+        except SystemExit as exit_:
+            code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
+    return subprocess.CompletedProcess([module, *map(str, args)], code, stdout.getvalue(), stderr.getvalue())
 
 
 def summary_line(stdout: str) -> dict:

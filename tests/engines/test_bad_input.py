@@ -1,13 +1,11 @@
 """Bad input gets a clear error that says what was wrong and how to fix it."""
 
-import subprocess
-import sys
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 from dm_env import specs
+from run_helpers import command_line
 
 from acmelike.learners import NonFiniteLossError, SGDLearner
 from acmelike.specs import EnvironmentSpec
@@ -85,9 +83,6 @@ def test_unknown_environment_lists_choices_and_suggests():
 def test_command_line_rejects_unknown_names_before_building_anything():
     from launch.registry import AGENTS
 
-    result = subprocess.run(
-        [sys.executable, "-m", "launch", "--agent", "no_such_agent", "--env", "CartPole-v1", "--steps", "10"],
-        capture_output=True, text=True, check=False,
-    )
+    result = command_line("--agent", "no_such_agent", "--env", "CartPole-v1", "--steps", "10")
     assert result.returncode == 2
     assert f"Unknown agent 'no_such_agent'. Choose one of: {', '.join(sorted(AGENTS))}" in result.stderr

@@ -10,12 +10,11 @@ import sys
 import numpy as np
 import pytest
 from fakes import FakeEnvironment
+from run_helpers import command_line
 from stack import require
 
 
-def _launch(*args, timeout=300):
-    return subprocess.run([sys.executable, "-m", "launch", *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout, check=False)
+_launch = command_line
 
 
 @pytest.mark.parametrize(

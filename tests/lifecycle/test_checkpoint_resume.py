@@ -12,7 +12,7 @@ from tests.stack import require
 
 require("reverb")
 
-from tests.run_helpers import REPO, SMALL_DQN, csv_column, environment, launch_command, run, summary_line  # noqa
+from tests.run_helpers import REPO, SMALL_DQN, command_line, csv_column, environment, launch_command, summary_line  # noqa
 from tests.tensorboard_events import read_scalars, session_starts  # noqa: E402
 
 STEPS = 20_000  # long enough that the kill, after two checkpoints 3 s apart, lands mid-run
@@ -45,7 +45,7 @@ def killed_and_resumed(tmp_path_factory):
         metadata = json.load(f)
     with open(os.path.join(checkpoint, "counter.json")) as f:
         counts = json.load(f)
-    resumed = run("--resume", run_dir)
+    resumed = command_line("--resume", run_dir)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     with open(os.path.join(run_dir, "resumed.json")) as f:
         restored = json.load(f)
@@ -87,17 +87,17 @@ def test_tensorboard_shows_one_timeline_through_the_resume(killed_and_resumed):
 def test_resume_with_another_agent_is_refused_and_leaves_the_run_alone(killed_and_resumed):
     run_dir = killed_and_resumed["run_dir"]
     before = {name: os.path.getmtime(os.path.join(run_dir, name)) for name in os.listdir(run_dir)}
-    result = run("--resume", run_dir, "--agent", "ppo")
+    result = command_line("--resume", run_dir, "--agent", "ppo")
     assert result.returncode != 0
     assert "config.json" in result.stderr and "'dqn'" in result.stderr
-    other = run("--resume", run_dir, "--config", "learning_rate=0.5")
+    other = command_line("--resume", run_dir, "--config", "learning_rate=0.5")
     assert other.returncode != 0 and "belongs to a different run" in other.stderr and "checkpoints" in other.stderr
-    fresh = run("--agent", "dqn", "--env", "CartPole-v1", "--run-dir", run_dir, "--steps", "100")
+    fresh = command_line("--agent", "dqn", "--env", "CartPole-v1", "--run-dir", run_dir, "--steps", "100")
     assert fresh.returncode != 0 and "--resume" in fresh.stderr
     after = {name: os.path.getmtime(os.path.join(run_dir, name)) for name in os.listdir(run_dir)}
     assert after == before
 
 
 def test_resume_of_a_directory_without_a_run_names_the_file(tmp_path):
-    result = run("--resume", str(tmp_path))
+    result = command_line("--resume", str(tmp_path))
     assert result.returncode != 0 and os.path.join(str(tmp_path), "config.json") in result.stderr

@@ -21,7 +21,7 @@ from stack import long_test, require
 require("launchpad")
 pytestmark = long_test
 
-from run_helpers import SMALL_DQN, csv_column, run  # noqa: E402
+from run_helpers import SMALL_DQN, command_line, csv_column  # noqa: E402
 from tensorboard_events import read_scalars, session_starts  # noqa: E402
 
 STEPS = 12_000  # the kill lands after the first checkpoint; the resumed program runs the rest
@@ -127,6 +127,6 @@ def test_tensorboard_hides_what_the_killed_program_logged_after_its_checkpoint(k
 def test_resume_with_another_config_is_refused_and_leaves_the_run_alone(killed_and_resumed):
     run_dir = killed_and_resumed["run_dir"]
     before = {name: os.path.getmtime(os.path.join(run_dir, name)) for name in os.listdir(run_dir)}
-    result = run("--resume", run_dir, "--config", "learning_rate=0.5")
+    result = command_line("--resume", run_dir, "--config", "learning_rate=0.5")
     assert result.returncode == 2 and "belongs to a different run" in result.stderr, result.stderr[-2000:]
     assert {name: os.path.getmtime(os.path.join(run_dir, name)) for name in os.listdir(run_dir)} == before

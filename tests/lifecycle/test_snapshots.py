@@ -17,7 +17,7 @@ from acmelike.specs import EnvironmentSpec
 from dm_env import specs
 from tests.stack import require
 
-from tests.run_helpers import REPO, SMALL_DQN, csv_column, environment, run  # noqa: E402
+from tests.run_helpers import REPO, SMALL_DQN, command_line, csv_column, environment  # noqa: E402
 
 STEPS, EVALUATION_EPISODES = 2500, 5
 
@@ -28,7 +28,7 @@ def trained_run(tmp_path_factory):
     snapshot holds exactly the parameters the evaluator ran), with TensorBoard on."""
     require("reverb")
     run_dir = str(tmp_path_factory.mktemp("snapshot") / "run")
-    result = run("--agent", "dqn", "--env", "CartPole-v1", "--steps", str(STEPS), "--eval-every", str(STEPS),
+    result = command_line("--agent", "dqn", "--env", "CartPole-v1", "--steps", str(STEPS), "--eval-every", str(STEPS),
                  "--run-dir", run_dir, "--tensorboard", *SMALL_DQN)
     assert result.returncode == 0, result.stderr[-3000:]
     return run_dir
@@ -77,7 +77,7 @@ def test_video_is_a_gif_with_the_environments_frames(trained_run, tmp_path):
     from PIL import Image
 
     video = str(tmp_path / "episode.gif")
-    result = run(trained_run, "--episodes", "2", "--video", video, module="launch.cli.evaluate", timeout=180)
+    result = command_line(trained_run, "--episodes", "2", "--video", video, module="launch.cli.evaluate")
     assert result.returncode == 0, result.stderr[-3000:]
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     with Image.open(video) as gif:
@@ -101,7 +101,7 @@ def test_runner_writes_tensorboard_scalars(trained_run):
 def test_missing_and_corrupt_snapshots_name_the_file(trained_run, tmp_path):
     with pytest.raises(CheckpointError, match=f"No snapshot in {tmp_path}"):
         load_snapshot(str(tmp_path))
-    result = run(str(tmp_path / "nowhere"), module="launch.cli.evaluate", timeout=120)
+    result = command_line(str(tmp_path / "nowhere"), module="launch.cli.evaluate")
     assert result.returncode != 0 and "nowhere does not exist" in result.stderr
 
     import shutil
