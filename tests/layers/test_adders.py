@@ -1,5 +1,8 @@
 """The Reverb adders against a real in-process reverb.Server: exact item contents, priorities, flushing, errors.
 
+Every test runs twice: against a real in-process reverb.Server and against the same tables in a seeded
+`LocalReplay` (acmelike.replay.local), whose writer must give the items Reverb gives.
+
 Episodes are synthetic with known values: observation o_t = [t, 10 t + 100 e] in episode e, action a_t = 100 + t,
 reward r_t = 2^t (received after a_t), extras {"logp": -t}. Tables are FIFO queues, so reading every item back
 (`read_items`) returns them in insertion order, each exactly once.
@@ -7,8 +10,10 @@ reward r_t = 2^t (received after a_t), extras {"logp": -t}. Tables are FIFO queu
 
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import dm_env
+import jax
 import numpy as np
 import pytest
 from dm_env import specs
@@ -17,6 +22,7 @@ from stack import require
 reverb = require("reverb")
 
 from acmelike.adders import EndBehavior, EpisodeAdder, InvalidStepError, NStepTransitionAdder, SequenceAdder
+from acmelike.replay.local import LocalReplay
 from acmelike.specs import EnvironmentSpec
 
 ENV_SPEC = EnvironmentSpec(
@@ -71,19 +77,18 @@ TABLE_SIGNATURES = {
 
 
 class Replay:
-    """The module's server: `client`, `tables[name]` (the server's Table objects), `reset(name)`."""
+    """The module's replay: `client`, `tables[name]` (objects with `can_sample`), `reset(name)`."""
 
-    def __init__(self, server, tables):
-        self.server, self.tables = server, tables
-        self.client = reverb.Client(f"localhost:{server.port}")
+    def __init__(self, client, tables):
+        self.client, self.tables = client, tables
 
     def reset(self, *names):
         for name in names or self.tables:
             self.client.reset(name)
 
 
-@pytest.fixture(scope="module")
-def server():
+@pytest.fixture(scope="module", params=["reverb", "local"])
+def server(request):
     tables = {
         name: reverb.Table(
             name=name,
@@ -96,8 +101,12 @@ def server():
         )
         for name, signature in TABLE_SIGNATURES.items()
     }
+    if request.param == "local":
+        client = LocalReplay(list(tables.values()), seed=0)
+        yield Replay(client, {name: client.table(name) for name in tables})
+        return
     server = reverb.Server(list(tables.values()), port=None)
-    yield Replay(server, tables)
+    yield Replay(reverb.Client(f"localhost:{server.port}"), tables)
     server.stop()
 
 
@@ -112,10 +121,19 @@ def table_size(client, table):
 
 
 def read_items(client, table):
-    """Every item of the table in insertion order, as ReplaySamples (data structured like the signature)."""
+    """Every item of the table in insertion order, each with `.data` structured like the signature and
+    `.info.priority` (Reverb's ReplaySamples, or the same read from a LocalReplay's queue)."""
     size = table_size(client, table)
     if size == 0:
         return []
+    if isinstance(client, LocalReplay):  # one at a time: items may differ in length (TRUNCATE)
+        local = client.table(table)
+        priorities = local.state()[1]["priority"]  # in insertion order, as the queue hands the items out
+        return [
+            SimpleNamespace(info=SimpleNamespace(priority=float(priority)),
+                            data=jax.tree_util.tree_map(lambda x: x[0], local.sample(1).data))
+            for priority in priorities
+        ]
     return list(client.sample(table, size, emit_timesteps=False, unpack_as_table_signature=True))
 
 

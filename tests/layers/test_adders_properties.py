@@ -8,8 +8,9 @@ scalar / array / nested rewards and discounts that broadcast, and observation dt
 
 Tables here have no signature, so the adders learn each field from the first step (tests/test_adders_validation.py
 covers tables with signatures); items come back as flat lists of arrays in the order of `jax.tree_util` leaves,
-which is Reverb's order too (dict keys sorted, namedtuple fields in order). One in-process server for the module;
-each example clears its table first.
+which is Reverb's order too (dict keys sorted, namedtuple fields in order). One in-process server for the module,
+and once more the same tables in a seeded `LocalReplay` (acmelike.replay.local); each example clears its table
+first.
 """
 
 from typing import Any, List, NamedTuple
@@ -26,6 +27,7 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from acmelike.adders import EndBehavior, EpisodeAdder, NStepTransitionAdder, SequenceAdder  # noqa: E402
+from acmelike.replay.local import LocalReplay  # noqa: E402
 from acmelike.types import Step, Transition  # noqa: E402
 
 # A fixed, modest number of examples per adder: together these tests stay well under CI's budget for adders.
@@ -33,9 +35,13 @@ EXAMPLES = settings(max_examples=300, deadline=None, database=None, suppress_hea
 TABLES = ("nstep", "sequence", "episode")
 
 
-@pytest.fixture(scope="module")
-def client():
-    server = reverb.Server([reverb.Table.queue(name, max_size=100_000) for name in TABLES], port=None)
+@pytest.fixture(scope="module", params=["reverb", "local"])
+def client(request):
+    tables = [reverb.Table.queue(name, max_size=100_000) for name in TABLES]
+    if request.param == "local":
+        yield LocalReplay(tables, seed=0)
+        return
+    server = reverb.Server(tables, port=None)
     yield reverb.Client(f"localhost:{server.port}")
     server.stop()
 
@@ -170,6 +176,9 @@ def read_flat(client, table):
     size = client.server_info()[table].current_size
     if size == 0:
         return []
+    if isinstance(client, LocalReplay):  # one at a time: items may differ in length
+        return [[leaf[0] for leaf in jax.tree_util.tree_leaves(client.table(table).sample(1).data)]
+                for _ in range(size)]
     return [sample.data for sample in client.sample(table, size, emit_timesteps=False)]
 
 
