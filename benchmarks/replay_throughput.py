@@ -135,7 +135,7 @@ def main(argv=None):
         # Sampling: a table of 10k items, sampled uniformly (never removed), both sides from the same table.
         write_raw(client, "sample", list(itertools.islice(itertools.cycle(episodes), 500)))
         address = f"localhost:{server.port}"
-        ours_iterator = make_dataset_iterator(server_address=address, table="sample", batch_size=BATCH)
+        ours_iterator = make_dataset_iterator(client=client, table="sample", batch_size=BATCH)
         raw_dataset = reverb.TrajectoryDataset.from_table_signature(
             server_address=address, table="sample", max_in_flight_samples_per_worker=2 * BATCH
         ).batch(BATCH, drop_remainder=True)
