@@ -92,7 +92,7 @@ class OffPolicyBuilder(ActorLearnerBuilder[Any, ActorCore]):
         from acmelike import replay
 
         return replay.make_dataset_iterator(
-            server_address=replay_client.server_address,
+            client=replay_client,
             table=self.config.replay_table_name,
             batch_size=self.config.batch_size * self.config.num_sgd_steps_per_step,
         )

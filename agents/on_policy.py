@@ -60,7 +60,7 @@ class OnPolicyBuilder(ActorLearnerBuilder):
         from acmelike import replay
 
         return replay.make_dataset_iterator(
-            server_address=replay_client.server_address,
+            client=replay_client,
             table=self.config.replay_table_name,
             batch_size=self.config.batch_size,
             # Everything sampled ahead of the learner was acted with older parameters. When actors outpace the

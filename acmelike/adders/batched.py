@@ -327,6 +327,11 @@ class UnbatchedIterator(Iterator[ReplaySample]):
         """What one `next()` of the wrapped iterator samples."""
         return self._iterator.samples_per_next
 
+    def ready(self) -> bool:
+        """Whether `next()` returns without waiting, for a synchronous wrapped iterator with `ready()` (a
+        `LocalDataset`): a batch is already split off, or one pull of the wrapped iterator serves one."""
+        return self._available >= self._batch_size or self._iterator.ready()
+
     def _pull(self) -> None:
         sample = next(self._iterator)
         k, b = self._k, len(sample.info.key)

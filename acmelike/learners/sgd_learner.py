@@ -96,6 +96,12 @@ class SGDLearner(core.Learner, core.Saveable):
     def state(self) -> Any:
         return self._state
 
+    def log_every_step(self) -> None:
+        """Writes the metrics after every step rather than at most every `log_period_s`: which rows the log holds
+        then does not depend on timing, so two runs that train identically also log identically (the
+        single-process runner's reproducible mode)."""
+        self._log_period_s = 0.0
+
     def step(self) -> None:
         batch = next(self._iterator)
         self._state, metrics, extras = self._update(self._state, batch)

@@ -1,4 +1,4 @@
-"""Dataset iterators: batches of numpy `ReplaySample`s out of a Reverb table."""
+"""Dataset iterators: batches of numpy `ReplaySample`s out of a Reverb table (or a seeded in-process one)."""
 
 from typing import Dict, Iterator, Optional
 
@@ -29,7 +29,7 @@ class ReplayDataset(Iterator[ReplaySample]):
     Until then, a wait past `wait_timeout_ms` rebuilds the pipeline, and items it had already sampled (a part of
     a batch, which for a queue are gone from the table) start the next batch, so nothing sampled is dropped.
 
-        dataset = make_dataset_iterator(server_address=address, table="priority_table", batch_size=32)
+        dataset = make_dataset_iterator(client=reverb.Client(address), table="priority_table", batch_size=32)
         sample = next(dataset)   # ReplaySample: sample.data.observation has shape [32, ...]
         dataset.close()
     """
@@ -105,16 +105,25 @@ class ReplayDataset(Iterator[ReplaySample]):
 
 def make_dataset_iterator(
     *,
-    server_address: str,
+    client,
     table: str,
     batch_size: int,
     max_in_flight_samples_per_worker: Optional[int] = None,
     num_parallel_calls: int = 4,
     prefetch_batches: int = 2,
-) -> ReplayDataset:
-    """A `ReplayDataset` over `table` (see there)."""
+) -> Iterator[ReplaySample]:
+    """The learner's batches of `batch_size` items from `table`, behind whichever replay `client` is.
+
+    A `reverb.Client` gives a `ReplayDataset` (see there; the pipeline arguments apply to it). A seeded in-process
+    `LocalReplay` (acmelike.replay.local) gives its synchronous `LocalDataset`: the same batches, drawn with the
+    replay's seeded generator at the moment `next()` is called.
+    """
+    from acmelike.replay.local import LocalDataset, LocalReplay
+
+    if isinstance(client, LocalReplay):
+        return LocalDataset(client, table, batch_size)
     return ReplayDataset(
-        server_address=server_address,
+        server_address=client.server_address,
         table=table,
         batch_size=batch_size,
         max_in_flight_samples_per_worker=max_in_flight_samples_per_worker,

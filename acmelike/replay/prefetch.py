@@ -19,7 +19,7 @@ class Prefetcher(Iterator[T]):
     lets a wait on the rate limiter go within its timeout), so the thread lets go of the iterator and, with it,
     of the replay tables a sampler in this process holds. Close it before the Reverb server stops.
 
-        batches = Prefetcher(make_dataset_iterator(server_address=address, table="queue", batch_size=8))
+        batches = Prefetcher(make_dataset_iterator(client=client, table="queue", batch_size=8))
         if batches.ready():
             learner_step(next(batches))
         batches.close()

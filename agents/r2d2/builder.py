@@ -54,7 +54,7 @@ class R2D2Builder(ActorLearnerBuilder[R2D2Networks, ActorCore]):
         from acmelike import replay
 
         return replay.make_dataset_iterator(
-            server_address=replay_client.server_address,
+            client=replay_client,
             table=self.config.replay_table_name,
             batch_size=self.config.batch_size,
         )

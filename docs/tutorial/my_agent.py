@@ -168,7 +168,7 @@ class QLearningBuilder(ActorLearnerBuilder):
         from acmelike import replay
 
         c = self.config  # one learner step samples num_sgd_steps_per_step batches at once
-        return replay.make_dataset_iterator(server_address=replay_client.server_address, table=c.replay_table_name,
+        return replay.make_dataset_iterator(client=replay_client, table=c.replay_table_name,
                                             batch_size=c.batch_size * c.num_sgd_steps_per_step)
 
     def make_adder(self, *, replay_client, environment_spec, policy):

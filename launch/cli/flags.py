@@ -93,6 +93,11 @@ FLAGS: Dict[str, FlagRule] = {
         "{flag} says where a distributed program's actors run their policy; {mode} has no inference node: use "
         "--launch local_mt, local_mp or ray (with --actors N), or drop {flag}",
     ),
+    "--replay": FlagRule(("single",), {
+        **{mode: "a distributed program's nodes share one Reverb server: drop {flag}" for mode in DISTRIBUTED},
+        "anakin": "Anakin's replay lives inside its jitted function (and is already seeded): drop {flag}",
+        "offline": "an offline run samples its dataset, not a replay: drop {flag}",
+    }),
     "--seeds": FlagRule(
         ("anakin",), "{flag} trains several seeds in one vmapped call, with --launch anakin only: give one --seed",
     ),

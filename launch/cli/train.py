@@ -35,7 +35,7 @@ from launch.engines.distributed.ray_engine import RayOptions, parse_resources
 from launch.engines.distributed.supervisor import DistributedRunError
 from launch.engines.offline import run_offline
 from launch.engines.single_process import run_single_process
-from launch.experiments.config import INFERENCE_MODES, OfflineExperimentConfig
+from launch.experiments.config import INFERENCE_MODES, REPLAY_KINDS, OfflineExperimentConfig
 from launch.experiments.make import make_experiment_config, make_offline_experiment_config
 from launch.experiments.overrides import format_config_fields
 from launch.lifecycle.run_directory import (
@@ -136,6 +136,10 @@ def make_parser() -> FlagParser:
     add("--inference", choices=INFERENCE_MODES,
         help="distributed runs: where actors' policy runs. local (the default): in each actor; central: one "
              "inference node serves every actor in dynamic batches (SEED RL) and actors only step environments")
+    add("--replay", choices=REPLAY_KINDS,
+        help="single process: reverb (the default) runs an embedded Reverb server, as distributed programs use "
+             "(not repeatable); local serves the agent's tables in-process with seeded, synchronous sampling, so "
+             "the same --seed gives a bit-identical run")
     add("--seeds", help="anakin: seeds trained in one vmapped call, e.g. 0-15")
     add("--checkpoint-every", type=_bounded(float, 0.0, strictly=True), metavar="MINUTES",
         help=f"minutes between checkpoints of a run with --run-dir (default {DEFAULT_CHECKPOINT_MINUTES}; "
@@ -194,10 +198,12 @@ _SHARED_ARGUMENTS = {
     "--stop-at-return": "stop_at_average_return",
 }
 _ONLINE_ARGUMENTS = {**_SHARED_ARGUMENTS, "--steps": "max_num_actor_steps", "--num-envs": "num_envs",
-                     "--inference": "inference"}
+                     "--inference": "inference", "--replay": "replay"}
 _OFFLINE_ARGUMENTS = {**_SHARED_ARGUMENTS, "--steps": "max_num_learner_steps", "--dataset": "dataset"}
 # What names a run: given with --resume, these must be the run's own.
-_IDENTITY = (("--agent", "agent"), ("--env", "environment"), ("--seed", "seed"), ("--dataset", "dataset"))
+# --replay too: a checkpoint holds the replay in its own format.
+_IDENTITY = (("--agent", "agent"), ("--env", "environment"), ("--seed", "seed"), ("--dataset", "dataset"),
+             ("--replay", "replay"))
 
 
 def plan(argv: Optional[Sequence[str]] = None) -> RunPlan:

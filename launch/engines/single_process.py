@@ -1,20 +1,29 @@
-"""run_single_process: actor, learner and an in-process Reverb server in one thread.
+"""run_single_process: actor, learner and replay in one thread.
 
-The learner is stepped from the actor's `observe`, whenever the replay tables can serve what one learner step
-samples (the dataset iterator says how much: `samples_per_next`). Tables are built inside
-`replay.inserts_never_block()`, so rate limiters only ever hold back the learner: one thread never waits on
-itself. The loop, in short:
+The learner is stepped from the actor's `observe`, whenever the replay can serve what one learner step samples
+(the dataset iterator says how much: `samples_per_next`). Tables are built inside `replay.inserts_never_block()`,
+so rate limiters only ever hold back the learner: one thread never waits on itself. The loop, in short:
 
     for each environment step:
-        actor.observe(...)                         # the adder inserts into Reverb; never blocks
-        while the dataset has a batch ready, or the tables can serve one:
-            learner.step()                         # waits only for data the tables can serve
+        actor.observe(...)                         # the adder inserts into replay; never blocks
+        while the dataset has a batch ready:
+            learner.step()
+
+The replay is `config.replay`:
+- "reverb" (the default): an embedded, in-process Reverb server, as distributed programs use, with a prefetch
+  thread. Reverb's samplers are not seedable and the thread decides when a batch is drawn relative to inserts:
+  runs are not repeatable.
+- "local": the builder's tables served by a seeded, in-process `LocalReplay`. Sampling is synchronous and seeded
+  by `config.seed`, so a run is bit-identical to another with the same seed, config, machine and stack; and no
+  gRPC round trip is paid per step.
 """
 
+import contextlib
+import dataclasses
 import functools
 import tempfile
 import time
-from typing import Any, Mapping, Optional
+from typing import Any, Iterator, Mapping, Optional
 
 import numpy as np
 
@@ -60,9 +69,11 @@ class LearningActor(core.Actor):
     """An actor that steps the learner after each observation, as often as the replay tables allow.
 
     Args:
-      iterator: the learner's dataset wrapped in a `Prefetcher` (`ready()` says whether `next()` returns at once).
+      iterator: the learner's dataset: synchronous (a `LocalDataset`), or wrapped in a `Prefetcher`; either way
+        `ready()` says whether `next()` returns at once.
       tables: the in-process tables, by name; `iterator.samples_per_next` says how many items of which table one
-        learner step takes.
+        learner step takes. A table that can serve them while the iterator is not ready means a prefetch thread
+        is about to deliver: the actor waits for it rather than act on.
     """
 
     def __init__(self, actor: core.Actor, learner: core.Learner, iterator, tables: Mapping[str, Any]):
@@ -113,6 +124,62 @@ def _loggers(config: ExperimentConfig, label: str, terminal: bool, lifecycle: Ru
     return Dispatcher(loggers) if loggers else NoOpLogger()
 
 
+@dataclasses.dataclass
+class _Replay:
+    """What the runner needs of a replay: the client adders and learners talk to, the learner's dataset, and the
+    tables by name (for `LearningActor`)."""
+
+    client: Any
+    dataset: Iterator
+    tables: Mapping[str, Any]
+
+
+@contextlib.contextmanager
+def _local_replay(config: ExperimentConfig, parts: AgentParts, lifecycle: RunLifecycle):
+    from acmelike.replay.local import LocalReplay  # with acmelike.replay: reverb and TensorFlow, as below
+
+    replay = LocalReplay(_tables(parts), seed=config.seed)
+    restore_from = lifecycle.replay_to_restore()
+    if restore_from is not None:
+        replay.restore(restore_from)
+    yield _Replay(client=replay, dataset=parts.dataset(replay), tables={name: replay.table(name)
+                                                                         for name in replay.table_names})
+
+
+@contextlib.contextmanager
+def _reverb_replay(config: ExperimentConfig, parts: AgentParts, lifecycle: RunLifecycle):
+    import reverb
+
+    tables = _tables(parts)
+    # Without checkpoints, Reverb's default checkpointer would leave an empty directory in /tmp behind every run.
+    scratch = tempfile.TemporaryDirectory(prefix="acmelike-reverb-")
+    checkpointer = lifecycle.replay_checkpointer() or reverb.checkpointers.DefaultCheckpointer(scratch.name)
+    server = reverb.Server(tables, port=None, checkpointer=checkpointer)
+    iterator = None
+    try:
+        client = reverb.Client(f"localhost:{server.port}")
+        iterator = parts.prefetched_dataset(client)
+        yield _Replay(client=client, dataset=iterator, tables=lifecycle.sampleable_tables(tables))
+    finally:
+        if iterator is not None:
+            # Its thread may wait on a table's rate limiter, holding the table and its worker threads: closed, it
+            # lets go within the dataset's 1 s timeout, and they do not spin on in this process after the run. It
+            # must end before the server stops: a sampler waiting on a stopped server's table never times out.
+            iterator.close(timeout=5.0)
+        server.stop()
+        scratch.cleanup()
+
+
+def _tables(parts: AgentParts) -> list:
+    from acmelike import replay  # reverb and TensorFlow: importing `launch` stays light
+
+    with replay.inserts_never_block():
+        return parts.replay_tables()
+
+
+REPLAYS = {"local": _local_replay, "reverb": _reverb_replay}
+
+
 def run_single_process(config: ExperimentConfig, options: RunOptions = RunOptions()) -> RunResult:
     """Trains `config.builder`'s agent for `config.max_num_actor_steps` environment steps in this process.
 
@@ -123,72 +190,56 @@ def run_single_process(config: ExperimentConfig, options: RunOptions = RunOption
     Ctrl-C or SIGTERM ends the run at the next episode: logs, summary and learning curve are still written, and
     the summary says `"interrupted": true` with the signal's name. A final save that fails is in the summary's
     `failures` (and `<run_dir>/failures/final_save.txt`), not raised.
+
+    With `config.replay == "local"` the run is bit-identical to any other with the same seed and
+    config on the same machine and stack: episode returns, losses and final parameters (see the module docstring).
     """
-    # Reverb (and with it TensorFlow) only here: importing `launch` stays light.
-    import reverb
-
-    from acmelike import replay  # reverb and TensorFlow, as above
-
     start = time.time()
     lifecycle = RunLifecycle(config, options)  # refuses a run directory holding another run, before writing
     if config.run_dir:
         write_config(config)
     parts = AgentParts(config)
     environment = parts.actor_environment(0)
-    with replay.inserts_never_block():
-        tables = parts.replay_tables()
-    # Without checkpoints, Reverb's default checkpointer would leave an empty directory in /tmp behind every run.
-    scratch = tempfile.TemporaryDirectory(prefix="acmelike-reverb-")
-    checkpointer = lifecycle.replay_checkpointer() or reverb.checkpointers.DefaultCheckpointer(scratch.name)
-    server = reverb.Server(tables, port=None, checkpointer=checkpointer)
-    adder = iterator = None
-    try:
-        client = reverb.Client(f"localhost:{server.port}")
-        counter = Counter(time_delta=0.0)
-        iterator = parts.prefetched_dataset(client)
-        learner = parts.learner(
-            dataset=iterator,
-            replay_client=client,
-            counter=Counter(counter, "learner", time_delta=0.0),
-            logger=_loggers(config, "learner", False, lifecycle, "learner_steps"),
-        )
-        adder = parts.adder(client)
-        acting = parts.actor(0, variable_source=learner, adder=adder)
-        actor = LearningActor(acting, learner, iterator, lifecycle.sampleable_tables(tables))
-        train_loop = make_environment_loop(
-            environment, actor, counter=Counter(counter, "actor", time_delta=0.0),
-            logger=_loggers(config, "actor", False, lifecycle, "actor_steps"),
-        )
-        evaluator = None
-        if config.evaluation_every:
-            evaluator = Evaluator(
-                config,
-                EnvironmentLoop(
-                    parts.evaluator_environment(),
-                    parts.evaluator_actor(variable_source=learner),
-                    counter=Counter(counter, "evaluator", time_delta=0.0),  # in the root: checkpointed with it
-                    logger=NoOpLogger(),
-                ),
-                _loggers(config, "evaluator", True, lifecycle, "actor_steps"),
+    with REPLAYS[config.replay](config, parts, lifecycle) as replay:
+        adder = parts.adder(replay.client)
+        try:
+            counter = Counter(time_delta=0.0)
+            learner = parts.learner(
+                dataset=replay.dataset,
+                replay_client=replay.client,
+                counter=Counter(counter, "learner", time_delta=0.0),
+                logger=_loggers(config, "learner", False, lifecycle, "learner_steps"),
             )
-        tracker = make_tracker(config)
-        lifecycle.start(learner=learner, actors={"0": acting}, counter=counter, tracker=tracker,
-                        replay_client=client, environment_spec=parts.spec)
-        with StopRequests() as stop:
-            _train(config, train_loop, evaluator, counter, tracker, lifecycle, stop)
-        # A checkpoint at every clean stop; a save that fails is recorded, and the summary still written.
-        failures = lifecycle.finish(int(counter.get_counts().get("actor_steps", 0)))
-        params = learner.get_variables(["policy"])[0]
-    finally:
-        if iterator is not None:
-            # Its thread may wait on a table's rate limiter, holding the table and its worker threads: closed, it
-            # lets go within the dataset's 1 s timeout, and they do not spin on in this process after the run. It
-            # must end before the server stops: a sampler waiting on a stopped server's table never times out.
-            iterator.close(timeout=5.0)
-        if adder is not None:
-            adder.close()  # an open writer stream makes server.stop() wait out its 5 s deadline
-        server.stop()
-        scratch.cleanup()
+            if config.replay == "local" and hasattr(learner, "log_every_step"):
+                learner.log_every_step()  # a time-throttled log would differ between identical runs
+            acting = parts.actor(0, variable_source=learner, adder=adder)
+            actor = LearningActor(acting, learner, replay.dataset, replay.tables)
+            train_loop = make_environment_loop(
+                environment, actor, counter=Counter(counter, "actor", time_delta=0.0),
+                logger=_loggers(config, "actor", False, lifecycle, "actor_steps"),
+            )
+            evaluator = None
+            if config.evaluation_every:
+                evaluator = Evaluator(
+                    config,
+                    EnvironmentLoop(
+                        parts.evaluator_environment(),
+                        parts.evaluator_actor(variable_source=learner),
+                        counter=Counter(counter, "evaluator", time_delta=0.0),  # in the root: checkpointed with it
+                        logger=NoOpLogger(),
+                    ),
+                    _loggers(config, "evaluator", True, lifecycle, "actor_steps"),
+                )
+            tracker = make_tracker(config)
+            lifecycle.start(learner=learner, actors={"0": acting}, counter=counter, tracker=tracker,
+                            replay_client=replay.client, environment_spec=parts.spec)
+            with StopRequests() as stop:
+                _train(config, train_loop, evaluator, counter, tracker, lifecycle, stop)
+            # A checkpoint at every clean stop; a save that fails is recorded, and the summary still written.
+            failures = lifecycle.finish(int(counter.get_counts().get("actor_steps", 0)))
+            params = learner.get_variables(["policy"])[0]
+        finally:
+            adder.close()  # an open Reverb writer stream makes server.stop() wait out its 5 s deadline
 
     extra = {"average_evaluator_return": evaluator.last_average} if evaluator is not None else {}
     summary = run_summary(

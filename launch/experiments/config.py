@@ -18,6 +18,7 @@ from acmelike.types import ReplaySample
 from launch.registry import AGENTS, agent_definition
 
 INFERENCE_MODES = ("local", "central")  # see ExperimentConfig.inference
+REPLAY_KINDS = ("local", "reverb")  # see ExperimentConfig.replay
 
 
 class _AgentAccess:
@@ -87,6 +88,10 @@ class ExperimentConfig(_AgentAccess):
         fetches from the learner. "central": on one inference node serving every actor in dynamic batches (SEED
         RL); actors then only step environments and write to replay. Single-process runs act locally.
       inference_timeout_s: central inference: the longest a batch waits for more actors' requests once it has one.
+      replay: the single-process runner's replay. "reverb" (the default): an embedded, in-process Reverb server
+        with a prefetch thread, as distributed programs use; not repeatable. "local": the builder's tables in a
+        seeded, in-process `acmelike.replay.local.LocalReplay`, sampled synchronously: the same seed gives a
+        bit-identical run on the same machine and stack. Distributed programs always share a Reverb server.
     """
 
     builder: ActorLearnerBuilder
@@ -107,6 +112,7 @@ class ExperimentConfig(_AgentAccess):
     vector_environment_factory: Optional[Callable[[int, int], dm_env.Environment]] = None
     inference: str = "local"
     inference_timeout_s: float = 0.002
+    replay: str = "reverb"
 
     def __post_init__(self):
         for name, ok, allowed in (
@@ -118,6 +124,7 @@ class ExperimentConfig(_AgentAccess):
             ("num_envs", self.num_envs >= 1, ">= 1"),
             ("inference", self.inference in INFERENCE_MODES, f"one of {', '.join(INFERENCE_MODES)}"),
             ("inference_timeout_s", self.inference_timeout_s >= 0, ">= 0"),
+            ("replay", self.replay in REPLAY_KINDS, f"one of {', '.join(REPLAY_KINDS)}"),
         ):
             if not ok:
                 raise ValueError(f"ExperimentConfig.{name} = {getattr(self, name)!r}; it must be {allowed}.")

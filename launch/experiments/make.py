@@ -60,6 +60,7 @@ def make_experiment_config(
     environment_factory: Optional[Callable[[int], Any]] = None,
     num_envs: int = 1,
     inference: str = "local",
+    replay: str = "reverb",
 ) -> ExperimentConfig:
     """An ExperimentConfig for a registered agent on a gymnasium environment id.
 
@@ -107,6 +108,7 @@ def make_experiment_config(
         num_envs=num_envs,
         vector_environment_factory=vector_environment_factory,
         inference=inference,
+        replay=replay,
     )
     check_agent_fits_environment(config, definition)
     return config

@@ -20,7 +20,7 @@ import json
 import os
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
-from acmelike.checkpointing import Checkpointer, checkpoint_step, read_metadata, replay_sizes
+from acmelike.checkpointing import REPLAY, Checkpointer, CheckpointError, checkpoint_step, read_metadata, replay_sizes
 from acmelike.loggers import TensorBoardLogger
 from launch.experiments.summaries import write_summary
 from launch.lifecycle.logs import log_sizes, purge_step, read_counts, truncate_logs
@@ -35,6 +35,14 @@ from launch.lifecycle.run_directory import (
     write_run_options,
 )
 from launch.lifecycle.snapshots import save_run_snapshot
+
+
+def _replay_size_reader(replay_client) -> Optional[Callable[[str], Mapping[str, int]]]:
+    """How to read {table: items} out of the replay part of a checkpoint `replay_client` wrote."""
+    if replay_client is None:
+        return None
+    read_own = getattr(replay_client, "checkpoint_sizes", None)  # a LocalReplay reads its own format
+    return read_own if read_own is not None else checkpoint_replay_sizes
 
 
 class _RestoredTable:
@@ -90,6 +98,16 @@ class RunLifecycle:
             return None
         return make_replay_checkpointer(self.config.run_dir, self._latest() if self.resuming else None)
 
+    def replay_to_restore(self) -> Optional[str]:
+        """The replay directory of the checkpoint a resumed run restores (None for a fresh start), for a replay
+        that restores itself (`LocalReplay.restore`); a Reverb server gets it through `replay_checkpointer`."""
+        if not self.resuming:
+            return None
+        directory = os.path.join(self._latest(), REPLAY)
+        if not os.path.isdir(directory):
+            raise CheckpointError(f"Checkpoint {self._latest()} has no replay ({directory} is missing).")
+        return directory
+
     def sampleable_tables(self, tables) -> dict:
         """{name: table} for the single-process runner's "can the learner step?" check.
 
@@ -130,7 +148,7 @@ class RunLifecycle:
             objects["tracker"] = tracker
         self._checkpointer = Checkpointer(
             os.path.join(self.config.run_dir, CHECKPOINTS), objects, metadata=run_identity(self.config),
-            replay_client=replay_client, read_replay_sizes=checkpoint_replay_sizes,
+            replay_client=replay_client, read_replay_sizes=_replay_size_reader(replay_client),
             every_minutes=self.options.checkpoint_every_minutes,
         )
         if self.resuming:

@@ -1,14 +1,16 @@
 """The registry as data: every registered agent gets smoke tests; configs from the command line; summaries."""
 
 import csv
+import dataclasses
 import json
 import math
-import subprocess
-import sys
 
+import jax
+import numpy as np
 import pytest
 from fakes import fake_environment_factory, random_transition_batches
 from program_launcher import Launcher, line_after
+from run_helpers import command_line
 from stack import long_test, require
 
 from launch.experiments.make import make_agent_config, make_experiment_config
@@ -80,16 +82,66 @@ def test_every_anakin_form_trains_fully_jitted_on_a_jax_environment(name, tmp_pa
     assert losses and all(math.isfinite(loss) for loss in losses), losses
 
 
+# Reproducibility: the same seed gives the same run, bit for bit. Columns that time the run are left out.
+_TIMING_COLUMNS = ("steps_per_second", "seconds", "walltime", "time")
+
+
+def _logged(run_dir, label) -> dict:
+    """{column: values} of `<run_dir>/<label>.csv`, timing columns left out."""
+    with open(run_dir / f"{label}.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert rows, f"{run_dir}/{label}.csv has no rows"
+    return {column: [row[column] for row in rows] for column in rows[0]
+            if not any(part in column for part in _TIMING_COLUMNS)}
+
+
+def _final_parameters(run_dir) -> list:
+    from launch.lifecycle.snapshots import load_snapshot
+
+    return [np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(load_snapshot(str(run_dir)).params)]
+
+
+def _assert_identical(first: dict, second: dict) -> None:
+    assert first.keys() == second.keys()
+    for name in first:
+        if name == "parameters":
+            assert all(np.array_equal(a, b) for a, b in zip(first[name], second[name])), "parameters differ"
+        else:
+            assert first[name] == second[name], f"{name} differs"
+
+
+def _single_process_run(name, seed, run_dir) -> dict:
+    from launch import run_single_process
+
+    config = dataclasses.replace(_smoke_config(name, run_dir), seed=seed, max_num_actor_steps=3 * SMOKE_STEPS,
+                                 replay="local")
+    summary = run_single_process(config)
+    assert summary["learner_steps"] > 0, summary
+    return {"actor": _logged(run_dir, "actor"), "learner": _logged(run_dir, "learner"),
+            "parameters": _final_parameters(run_dir)}
+
+
+@pytest.mark.parametrize("name", online_agents())
+def test_same_seed_single_process_runs_are_bit_identical(name, tmp_path):
+    """Episode returns, every logged loss and the final parameters, for each registered agent; a different seed
+    changes them (so the comparison is not of constants)."""
+    require("reverb")
+    first = _single_process_run(name, 3, tmp_path / "first")
+    _assert_identical(first, _single_process_run(name, 3, tmp_path / "again"))
+    other = _single_process_run(name, 4, tmp_path / "other")
+    assert other["actor"] != first["actor"] or other["learner"] != first["learner"]
+    assert not all(np.array_equal(a, b) for a, b in zip(first["parameters"], other["parameters"]))
+
+
 def test_the_registry_tells_online_offline_and_anakin_agents_apart():
     assert set(online_agents()) | {name for name in AGENTS if agent_definition(name).offline} == set(AGENTS)
     assert {"bc", "cql", "cql_continuous"} <= {name for name in AGENTS if agent_definition(name).offline}
     assert {"dqn", "ppo"} <= set(anakin_agents()) and not set(anakin_agents()) - set(online_agents())
 
 
-@pytest.mark.parametrize("name", offline_agents())
-def test_every_offline_agent_trains_on_a_dataset_and_is_evaluated(name, tmp_path):
-    """Each offline agent, from its registry entry and smoke config: learner steps on dataset batches of its
-    environment's spaces, evaluation rounds in the environment, a checkpoint and a snapshot."""
+def _offline_run(name, run_dir, seed=0) -> dict:
+    """The offline agent `name` under its smoke config: 20 learner steps on random batches of the fake
+    environment's spaces (drawn from `seed`), evaluated every 10."""
     import functools
 
     from acmelike.specs import make_environment_spec
@@ -106,13 +158,51 @@ def test_every_offline_agent_trains_on_a_dataset_and_is_evaluated(name, tmp_path
         network_factory=functools.partial(definition.make_networks, config=agent_config),
         dataset_factory=functools.partial(random_transition_batches, spec, batch), dataset_name="random",
         max_num_learner_steps=20, evaluation_every=10, num_evaluation_episodes=1, agent_name=name,
-        environment_name="fake", run_dir=str(tmp_path), progress_period_s=60.0,
+        environment_name="fake", run_dir=str(run_dir), progress_period_s=60.0, seed=seed,
     )
-    summary = run_offline(config)
+    return run_offline(config)
+
+
+@pytest.mark.parametrize("name", offline_agents())
+def test_every_offline_agent_trains_on_a_dataset_and_is_evaluated(name, tmp_path):
+    """Each offline agent, from its registry entry and smoke config: learner steps on dataset batches of its
+    environment's spaces, evaluation rounds in the environment, a checkpoint and a snapshot."""
+    summary = _offline_run(name, tmp_path)
     assert summary["learner_steps"] == 20 and [step for step, _ in summary["evaluations"]] == [10, 20], summary
     assert summary["failures"] == [] and (tmp_path / "snapshots").is_dir(), summary
     with open(tmp_path / "learner.csv") as f:
         assert len(list(csv.DictReader(f))) > 0
+
+
+@pytest.mark.parametrize("name", offline_agents())
+def test_same_seed_offline_runs_are_bit_identical(name, tmp_path):
+    def run(seed, run_dir):
+        summary = _offline_run(name, run_dir, seed=seed)
+        return {"learner": _logged(run_dir, "learner"), "evaluations": summary["evaluations"],
+                "parameters": _final_parameters(run_dir)}
+
+    first = run(3, tmp_path / "first")
+    _assert_identical(first, run(3, tmp_path / "again"))
+    other = run(4, tmp_path / "other")
+    assert other["learner"] != first["learner"]
+    assert not all(np.array_equal(a, b) for a, b in zip(first["parameters"], other["parameters"]))
+
+
+@pytest.mark.parametrize("name", anakin_agents())
+def test_same_seed_anakin_runs_are_bit_identical(name, tmp_path):
+    from launch.engines.anakin import AnakinConfig, run_anakin
+
+    def run(seed, run_dir):
+        run_anakin(AnakinConfig(
+            agent=name, environment="gymnax/CartPole-v1", max_num_actor_steps=SMOKE_STEPS * 4, seeds=(seed,),
+            agent_config=make_agent_config(name, _smoke_overrides(name)), run_dir=str(run_dir),
+            progress_period_s=60.0, iterations_per_call=8,
+        ))
+        return {"actor": _logged(run_dir, "actor"), "learner": _logged(run_dir, "learner")}
+
+    first = run(3, tmp_path / "first")
+    _assert_identical(first, run(3, tmp_path / "again"))
+    assert run(4, tmp_path / "other")["learner"] != first["learner"]
 
 
 def test_every_registered_agent_is_importable_and_named_consistently():
@@ -153,21 +243,15 @@ def test_bad_overrides_name_the_field_and_what_is_allowed(assignment, message):
 
 
 def test_bad_override_on_the_command_line_is_a_parser_error():
-    result = subprocess.run(
-        [sys.executable, "-m", "launch", "--agent", "dqn", "--env", "CartPole-v1", "--config", "no_such_field=1"],
-        capture_output=True, text=True, check=False,
-    )
+    result = command_line("--agent", "dqn", "--env", "CartPole-v1", "--config", "no_such_field=1")
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "Valid fields:" in result.stderr and "learning_rate" in result.stderr
 
 
 def test_command_line_writes_the_resolved_config_and_threshold_fields(tmp_path):
     require("reverb")
-    result = subprocess.run(
-        [sys.executable, "-m", "launch", "--agent", "dqn", "--env", "CartPole-v1", "--steps", "300",
-         "--config", "learning_rate=5e-4", "--run-dir", str(tmp_path)],
-        capture_output=True, text=True, check=False,
-    )
+    result = command_line("--agent", "dqn", "--env", "CartPole-v1", "--steps", "300",
+                          "--config", "learning_rate=5e-4", "--run-dir", str(tmp_path))
     assert result.returncode == 0, result.stderr[-3000:]
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary["threshold"] == 475.0 and "steps_to_threshold" in summary  # CartPole's reward_threshold

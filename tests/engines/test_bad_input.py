@@ -86,3 +86,14 @@ def test_command_line_rejects_unknown_names_before_building_anything():
     result = command_line("--agent", "no_such_agent", "--env", "CartPole-v1", "--steps", "10")
     assert result.returncode == 2
     assert f"Unknown agent 'no_such_agent'. Choose one of: {', '.join(sorted(AGENTS))}" in result.stderr
+
+
+def test_a_distributed_program_refuses_the_single_process_replay():
+    from launch import make_experiment_config
+    from launch.engines.distributed.launcher import run_distributed
+
+    config = make_experiment_config(agent="dqn", environment="CartPole-v1", max_num_actor_steps=10, replay="local")
+    with pytest.raises(ValueError, match="replay = 'local'.*share one Reverb server"):
+        run_distributed(config, num_actors=1, launch_type="local_mt")
+    with pytest.raises(ValueError, match="ExperimentConfig.replay = 'nowhere'; it must be one of local, reverb"):
+        make_experiment_config(agent="dqn", environment="CartPole-v1", max_num_actor_steps=10, replay="nowhere")

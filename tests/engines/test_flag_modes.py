@@ -119,6 +119,7 @@ EXAMPLES = {
     "--ray-max-restarts": Example(lambda m: ["--ray-max-restarts", "5"], lambda p, m: p.ray_options.max_restarts == 5),
     "--num-envs": Example(lambda m: ["--num-envs", "4"], lambda p, m: p.config.num_envs == 4),
     "--inference": Example(lambda m: ["--inference", "central"], lambda p, m: p.config.inference == "central"),
+    "--replay": Example(lambda m: ["--replay", "reverb"], lambda p, m: p.config.replay == "reverb"),
     "--seeds": Example(lambda m: ["--seeds", "0-2"], lambda p, m: p.config.seeds == (0, 1, 2)),
     "--checkpoint-every": Example(lambda m: ["--checkpoint-every", "2.5"],
                                   lambda p, m: p.options.checkpoint_every_minutes == 2.5),
@@ -221,3 +222,17 @@ def test_a_resumed_run_keeps_its_num_envs_and_inference(tmp_path):
     write_run_options(run_dir, RunOptions(launch="local_mt", actors=2))
     result, errors = _plan(["--resume", run_dir])
     assert result.config.num_envs == 4 and result.config.inference == "central", errors
+
+
+def test_a_resumed_run_keeps_its_replay_and_refuses_another(tmp_path):
+    """A checkpoint holds the replay in its own format: --resume brings the run's replay back, and a --replay that
+    contradicts it is a parser error naming both."""
+    run_dir = str(tmp_path / "run")
+    write_config(make_experiment_config(agent="dqn", environment="CartPole-v1", max_num_actor_steps=100,
+                                        run_dir=run_dir, replay="reverb"))
+    write_run_options(run_dir, RunOptions(launch="single"))
+    result, errors = _plan(["--resume", run_dir])
+    assert result.config.replay == "reverb", errors
+    result, errors = _plan(["--resume", run_dir, "--replay", "local"])
+    assert isinstance(result, SystemExit) and result.code == 2, errors
+    assert "--replay" in errors and "'reverb'" in errors, errors

@@ -42,6 +42,11 @@ def run_distributed(
         raise ValueError(f"Unknown launch type {launch_type!r}. Choose one of: {', '.join(LAUNCH_TYPES)}.")
     if ray_options is not None and launch_type != "ray":
         raise ValueError(f"ray_options are for launch_type='ray', not {launch_type!r}.")
+    if config.replay != "reverb":
+        raise ValueError(
+            f"ExperimentConfig.replay = {config.replay!r} selects the single-process runner's replay; a distributed "
+            f"program's nodes share one Reverb server: leave replay at 'reverb', or run it with run_single_process."
+        )
     config = supervisor.prepare_run_directory(config, options, launch_type, num_actors)
     if launch_type == "ray":
         return run_ray_program(config, num_actors, ray_options, stop_timeout_s)
