@@ -88,7 +88,7 @@ def recorded(tmp_path_factory):
     try:
         run_dir = str(root / "expert")
         config = make_experiment_config(agent="dqn", environment="CartPole-v1", max_num_actor_steps=100_000,
-                                        seed=0, run_dir=run_dir, stop_at_average_return=490.0)
+                                        seed=0, run_dir=run_dir, stop_at_average_return=490.0, replay="local")
         summary = run_single_process(config)
         assert summary["average_return_last_20"] >= 490.0, summary
         expert = record(dataset_id="cartpole/expert-v0", episodes=10, run_dir=run_dir, seed=1)

@@ -1,4 +1,9 @@
-"""Each agent, through its builder and the single-process runner, learns CartPole-v1 (fixed seeds)."""
+"""Each agent, through its builder and the single-process runner, learns CartPole-v1 (fixed seeds).
+
+Learning tests run on the seeded local replay (`replay="local"`): the same tables, adders, datasets and update
+steps as on Reverb, but each run is bit-identical to the last, so a pass is not luck of the sampling, and a step
+costs less (DQN to 400: 42.7 s against 102.5 s on Reverb, one run each on a loaded 2-core machine).
+"""
 
 import csv
 import json
@@ -7,7 +12,7 @@ import os
 import pytest
 from stack import require
 
-require("reverb")  # agents train through an in-process Reverb server
+require("reverb")  # the builders' tables are Reverb's, served by the local replay
 
 from launch import make_experiment_config, run_single_process  # noqa: E402
 
@@ -24,6 +29,7 @@ def test_agent_learns_cartpole(agent, budget, tmp_path):
         run_dir=str(tmp_path),
         stop_at_average_return=TARGET,
         progress_period_s=30.0,
+        replay="local",
     )
     summary = run_single_process(config)
     print(json.dumps(summary))

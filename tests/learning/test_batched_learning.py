@@ -26,6 +26,7 @@ def test_ppo_with_eight_environments_learns_cartpole(tmp_path):
         stop_at_average_return=TARGET,
         progress_period_s=30.0,
         num_envs=8,
+        replay="local",  # seeded; UnbatchedIterator.ready() over a synchronous dataset
     )
     summary = run_single_process(config)
     print(json.dumps(summary))

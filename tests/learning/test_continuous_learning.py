@@ -34,6 +34,7 @@ def test_agent_learns_pendulum(agent, budget):
         return_window=WINDOW,
         target_return=TARGET,
         progress_period_s=60.0,
+        replay="local",  # seeded: the same run every time (see tests/learning/test_agents_learning.py)
     )
     summary = run_single_process(config)
     print(json.dumps(summary))

@@ -29,6 +29,7 @@ def test_impala_learns_cartpole_single_process(tmp_path):
     config = make_experiment_config(
         agent="impala", environment="CartPole-v1", max_num_actor_steps=BUDGET, seed=0, run_dir=str(tmp_path),
         stop_at_average_return=TARGET, progress_period_s=30.0,
+        replay="local",  # seeded: the same run every time (see tests/learning/test_agents_learning.py)
     )
     summary = run_single_process(config)
     print(json.dumps(summary))

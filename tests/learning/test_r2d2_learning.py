@@ -23,6 +23,7 @@ def test_r2d2_learns_cartpole_without_velocities(tmp_path):
     config = make_experiment_config(
         agent="r2d2", environment=ENVIRONMENT, max_num_actor_steps=BUDGET, seed=0, run_dir=str(tmp_path),
         stop_at_average_return=TARGET, progress_period_s=30.0,
+        replay="local",  # seeded: the same run every time (see tests/learning/test_agents_learning.py)
     )
     summary = run_single_process(config)
     print(json.dumps(summary))

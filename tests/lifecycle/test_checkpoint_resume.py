@@ -101,3 +101,24 @@ def test_resume_with_another_agent_is_refused_and_leaves_the_run_alone(killed_an
 def test_resume_of_a_directory_without_a_run_names_the_file(tmp_path):
     result = command_line("--resume", str(tmp_path))
     assert result.returncode != 0 and os.path.join(str(tmp_path), "config.json") in result.stderr
+
+
+def test_a_run_on_the_local_replay_resumes_with_its_replay(tmp_path):
+    """--replay local keeps its replay in each checkpoint in its own format: a resumed run starts with the
+    items, priorities and sampler state it saved, and continues to its new budget."""
+    run_dir = str(tmp_path / "run")
+    first = command_line("--agent", "dqn", "--env", "CartPole-v1", "--steps", "1500", "--seed", "2", "--replay", "local",
+                         "--run-dir", run_dir, "--checkpoint-every", "10", *SMALL_DQN)
+    assert first.returncode == 0, first.stderr[-3000:]
+    checkpoint = os.path.join(run_dir, "checkpoints", _checkpoints(run_dir)[-1])
+    with open(os.path.join(checkpoint, "metadata.json")) as f:
+        saved_sizes = json.load(f)["replay_sizes"]
+    assert saved_sizes["priority_table"] > 0 and os.path.exists(os.path.join(checkpoint, "replay", "local_replay.npz"))
+    resumed = command_line("--resume", run_dir, "--steps", "3000")
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    with open(os.path.join(run_dir, "resumed.json")) as f:
+        assert json.load(f)["replay_sizes"] == saved_sizes
+    summary = summary_line(resumed.stdout)
+    assert summary["env_steps"] >= 3000 and summary["learner_steps"] > 0, summary
+    refused = command_line("--resume", run_dir, "--replay", "reverb")
+    assert refused.returncode == 2 and "--replay" in refused.stderr
