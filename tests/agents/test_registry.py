@@ -46,11 +46,12 @@ def test_every_registered_agent_trains_single_process_on_a_fake_environment(name
 
 # TD3 and D4PG are wired into a distributed program exactly as SAC is (the off-policy continuous path), so they
 # run as local_mt programs in the long tests only: each run costs a launcher start-up (35-50 s on a loaded machine).
-SAME_WIRING_AS_SAC = {"td3", "d4pg"}
+# PPO runs as a local_mt program in tests/engines/test_distributed.py (the same config both ways, on CartPole).
+RUN_ELSEWHERE_IN_CI = {"td3", "d4pg", "ppo"}
 
 
 @pytest.mark.parametrize("name", [
-    pytest.param(name, marks=long_test) if name in SAME_WIRING_AS_SAC else name for name in online_agents()
+    pytest.param(name, marks=long_test) if name in RUN_ELSEWHERE_IN_CI else name for name in online_agents()
 ])
 def test_every_registered_agent_runs_as_a_local_mt_program(name, tmp_path):
     require("launchpad")

@@ -1,7 +1,8 @@
 """IMPALA learns CartPole-v1 (fixed seeds): single-process, and as a local_mp program with 2 actors.
 
-Single-process, seeds 0, 1, 2 reached an average of 400 after 82.4k, 74.9k and 78.0k steps; this test (seed 0)
-again after 74.8k steps, in 87 CPU-seconds (260 s of wall time with the load average at 45-50). The defaults were
+Single-process on Reverb, seeds 0, 1, 2 reached an average of 400 after 82.4k, 74.9k and 78.0k steps. This test
+runs on the seeded local replay (the same run every time): seed 0 reaches 400 after 81.6k steps, in 186 s of wall
+time on a 2-core machine with a benchmark beside it (the same run on Reverb: 93.0k steps, 276 s). The defaults were
 chosen over 5 seeds of the same update (agents/impala/config.py); the update with each action scored under the
 next step's logits (an off-by-one bug) ends near 9 on all 3 seeds it was run on.
 
