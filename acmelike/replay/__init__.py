@@ -1,9 +1,11 @@
-"""Replay: the only home of Reverb and TensorFlow in acmelike (table factories, dataset iterators, prefetch)."""
+"""Replay: the only home of Reverb and TensorFlow in acmelike (table factories, dataset iterators, prefetch), and
+`LocalReplay`: the same tables held in-process, seeded, for reproducible single-process runs (`replay.local`)."""
 
 # tfp's JAX substrate (rlax) must be loaded before TensorFlow or with it hidden; see acmelike._jax_probability.
 from acmelike import _jax_probability  # noqa: F401
 
 from acmelike.replay.dataset import ReplayDataset, make_dataset_iterator
+from acmelike.replay.local import LocalDataset, LocalReplay
 from acmelike.replay.prefetch import Prefetcher
 from acmelike.replay.tables import (
     inserts_may_block,
@@ -16,6 +18,8 @@ from acmelike.replay.tables import (
 )
 
 __all__ = [
+    "LocalDataset",
+    "LocalReplay",
     "Prefetcher",
     "ReplayDataset",
     "inserts_may_block",

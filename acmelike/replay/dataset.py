@@ -7,6 +7,7 @@ import numpy as np
 import reverb
 import tensorflow as tf
 
+from acmelike.replay.local import LocalDataset, LocalReplay
 from acmelike.types import ReplaySample, SampleInfo
 
 # How long one sample request may wait on a table's rate limiter before the pipeline ends and is built again. A
@@ -118,8 +119,6 @@ def make_dataset_iterator(
     `LocalReplay` (acmelike.replay.local) gives its synchronous `LocalDataset`: the same batches, drawn with the
     replay's seeded generator at the moment `next()` is called.
     """
-    from acmelike.replay.local import LocalDataset, LocalReplay
-
     if isinstance(client, LocalReplay):
         return LocalDataset(client, table, batch_size)
     return ReplayDataset(
