@@ -106,7 +106,12 @@ class VariableClient:
         return future
 
     def _fetch(self):
-        return jax.device_put(self._source.get_variables(self._names))
+        values = self._source.get_variables(self._names)
+        # A learner in this process serves arrays that already live on the device: putting them there again
+        # costs a call per leaf at every fetch (450 us of a PPO step with one environment, fetching every step).
+        if all(isinstance(leaf, jax.Array) for leaf in jax.tree_util.tree_leaves(values)):
+            return values
+        return jax.device_put(values)
 
     def _adopt(self, values) -> None:
         self._params = values[0] if self._single else values

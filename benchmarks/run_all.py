@@ -26,6 +26,7 @@ BENCHMARKS = [
     "replay_throughput",
     "learner_throughput",
     "time_to_solve",
+    "step_profile",
     "batched_acting",
     "anakin_ppo",
     "distributed_scaling",

@@ -13,7 +13,21 @@ in the benchmark venv with rl-baselines3-zoo's hyperparameters, the same task (`
 that does not reach the threshold within its step cap counts as unsolved (infinite time and steps in the median).
 Goals: median wall time <= 0.5x SBX's, median env steps <= SBX's.
 
-    python benchmarks/time_to_solve.py [--quick] [--seeds 0 1 2] [--sbx-python .venv-bench/bin/python] [--out DIR]
+Our replay is `--replay local` by default (`launch.make_experiment_config(replay=...)`): the seeded in-process
+numpy tables, the fastest replay the single-process runner ships and the counterpart of SBX's in-process buffer;
+`--replay reverb` runs the embedded Reverb server instead. Each run records its replay (`replay` in the JSON) and
+the rows' labels say which one ours used.
+
+XLA threading: our workers run with JAX's default CPU threading (`--xla-threads default`); `--xla-threads single`
+sets `XLA_FLAGS=--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1` for them (a caller's own
+XLA_FLAGS wins either way; SBX's runs are left as they were). benchmarks/step_profile.py measured single-threaded
+against default on the 2-core VM (2026-11-24, load average 2.5-5 from other sessions, local replay, one process
+each, alternating): wall time ratio single/default DQN 0.96, 0.99, 1.06; PPO 0.98; PPO 8 envs 1.02, 1.05; SAC 1.04,
+1.17, 1.21. It does not help, and SAC's update (batch 256, 256x256 networks) loses its second core, so the default
+stays.
+
+    python benchmarks/time_to_solve.py [--quick] [--seeds 0 1 2] [--replay local|reverb] [--xla-threads default|single]
+        [--sbx-python .venv-bench/bin/python] [--out DIR]
 """
 
 import argparse
@@ -39,10 +53,26 @@ VARIANTS = {"ppo_8envs": ("ppo", 8)}
 
 def base_agent(agent: str) -> str:
     return VARIANTS.get(agent, (agent, 1))[0]
+
+
 WALL_GOAL, STEPS_GOAL = 0.5, 1.0
+REPLAYS = ("local", "reverb")
+DEFAULT_REPLAY = "local"
+SINGLE_THREAD_XLA_FLAGS = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+XLA_THREADS = {"single": SINGLE_THREAD_XLA_FLAGS, "default": None}
+DEFAULT_XLA_THREADS = "default"
 
 
-def ours_worker(agent: str, seed: int) -> dict:
+def ours_environment(xla_threads: str) -> dict:
+    """Our workers' environment: with `xla_threads` "single", XLA_FLAGS single-threaded unless the caller set
+    XLA_FLAGS (theirs wins); with "default", the caller's environment as it is."""
+    env = dict(os.environ)
+    if XLA_THREADS[xla_threads] is not None:
+        env.setdefault("XLA_FLAGS", XLA_THREADS[xla_threads])
+    return env
+
+
+def ours_worker(agent: str, seed: int, replay: str = DEFAULT_REPLAY) -> dict:
     import launch
 
     meter = CompileMeter.install()
@@ -58,6 +88,7 @@ def ours_worker(agent: str, seed: int) -> dict:
         target_return=task["threshold"],
         return_window=task["window"],
         progress_period_s=1e9,
+        replay=replay,
     )
     meter.reset()
     start = time.perf_counter()
@@ -67,6 +98,8 @@ def ours_worker(agent: str, seed: int) -> dict:
         "library": "acmelike",
         "agent": agent,
         "seed": seed,
+        "replay": replay,
+        "xla_flags": os.environ.get("XLA_FLAGS"),
         "solved": summary["steps_to_threshold"] is not None
         and summary[f"average_return_last_{task['window']}"] >= task["threshold"],
         "env": task["env"],
@@ -129,6 +162,8 @@ def make_rows(runs, agents, num_seeds: int, problem):
         summaries[agent] = {"acmelike": ours, "sbx": theirs}
         env = TASKS[base_agent(agent)]["env"]
         note = problem or f"solved: ours {ours['solved']}/{ours['runs']}, SBX {theirs['solved']}/{theirs['runs']}"
+        # Runs from before --replay existed used the runner's default then: Reverb.
+        replays = "/".join(sorted({run.get("replay", "reverb") for run in runs[("acmelike", agent)]})) or "?"
         for key, title, unit, goal in (
             (
                 "median_wall_seconds",
@@ -151,7 +186,7 @@ def make_rows(runs, agents, num_seeds: int, problem):
                     unit,
                     goal,
                     lower_is_better=True,
-                    ours_label=f"acmelike {agent.upper()}",
+                    ours_label=f"acmelike {agent.upper()} (--replay {replays})",
                     baseline_label=f"SBX {base_agent(agent).upper()}"
                     + (" (zoo hyperparameters)" if unit == "wall s" else ""),
                     note=row_note,
@@ -174,6 +209,11 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="one seed")
     parser.add_argument("--seeds", type=int, nargs="*", default=None)
     parser.add_argument("--agents", nargs="*", default=list(AGENTS), choices=AGENTS)
+    parser.add_argument("--replay", default=DEFAULT_REPLAY, choices=REPLAYS,
+                        help=f"our runs' replay (default {DEFAULT_REPLAY}); recorded in each run and row label")
+    parser.add_argument("--xla-threads", default=DEFAULT_XLA_THREADS, choices=sorted(XLA_THREADS),
+                        help=f"XLA CPU threading in our workers (default {DEFAULT_XLA_THREADS}; a caller's XLA_FLAGS "
+                        "wins); SBX's runs keep their own")
     parser.add_argument("--sbx-python", default=os.path.join(ROOT, ".venv-bench", "bin", "python"))
     parser.add_argument("--out", default=None)
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
@@ -181,7 +221,7 @@ def main(argv=None):
     parser.add_argument("--rows-from", default=None, help="recompute the rows of a time_to_solve.json in place")
     args = parser.parse_args(argv)
     if args.worker:
-        print("\n" + json.dumps(ours_worker(args.worker, args.seed)), flush=True)
+        print("\n" + json.dumps(ours_worker(args.worker, args.seed, args.replay)), flush=True)
         return
     if args.rows_from:
         with open(args.rows_from) as f:
@@ -201,12 +241,18 @@ def main(argv=None):
     payload = header("time_to_solve", quick=args.quick, seeds=seeds)
     problem = sbx_problem(args.sbx_python)
     sbx_env = dict(os.environ, JAX_PLATFORMS="cpu")
+    ours_env = ours_environment(args.xla_threads)
     runs = {(library, agent): [] for library in ("acmelike", "sbx") for agent in args.agents}
     runs.update({("sbx", base_agent(agent)): [] for agent in args.agents})
     for seed in seeds:
         for agent in args.agents:
             print(f"  seed {seed} {agent}: ours ...", flush=True)
-            ours = run_process([sys.executable, os.path.abspath(__file__), "--worker", agent, "--seed", str(seed)], 900)
+            ours = run_process(
+                [sys.executable, os.path.abspath(__file__), "--worker", agent, "--seed", str(seed), "--replay",
+                 args.replay],
+                900,
+                env=ours_env,
+            )
             ours.setdefault("library", "acmelike"), ours.setdefault("agent", agent), ours.setdefault("seed", seed)
             runs[("acmelike", agent)].append(ours)
             print(f"    {_brief(ours)}", flush=True)
@@ -231,6 +277,9 @@ def main(argv=None):
     payload.update(
         tasks={agent: TASKS[base_agent(agent)] for agent in args.agents},
         our_step_caps=OUR_STEP_CAP,
+        our_replay=args.replay,
+        our_xla_flags=ours_env.get("XLA_FLAGS"),
+        sbx_xla_flags=sbx_env.get("XLA_FLAGS"),
         sbx_available=problem is None,
         sbx_problem=problem,
         sbx_python=args.sbx_python,

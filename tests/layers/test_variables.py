@@ -50,3 +50,24 @@ def test_asynchronous_fetch_lands_at_a_later_update():
             break
         threading.Event().wait(0.01)
     assert float(client.params) == 2
+
+
+def test_a_local_learners_device_arrays_are_served_as_they_are_and_numpy_is_put_on_the_device():
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    from acmelike.variables import VariableClient
+
+    class Source:
+        def __init__(self, params):
+            self.params = params
+
+        def get_variables(self, names):
+            return [self.params]
+
+    on_device = {"w": jnp.ones((3, 3)), "b": jnp.zeros(3)}
+    client = VariableClient(Source(on_device), "policy")
+    assert client.params["w"] is on_device["w"]  # no copy per fetch for a learner in this process
+    from_afar = VariableClient(Source({"w": np.ones((3, 3), np.float32)}), "policy")
+    assert isinstance(from_afar.params["w"], jax.Array)  # fetched once onto the device, not per policy call
