@@ -111,10 +111,10 @@ def _assert_identical(first: dict, second: dict) -> None:
             assert first[name] == second[name], f"{name} differs"
 
 
-def _single_process_run(name, seed, run_dir) -> dict:
+def _single_process_run(name, seed, run_dir, steps=3 * SMOKE_STEPS) -> dict:
     from launch import run_single_process
 
-    config = dataclasses.replace(_smoke_config(name, run_dir), seed=seed, max_num_actor_steps=3 * SMOKE_STEPS,
+    config = dataclasses.replace(_smoke_config(name, run_dir), seed=seed, max_num_actor_steps=steps,
                                  replay="local")
     summary = run_single_process(config)
     assert summary["learner_steps"] > 0, summary
@@ -125,13 +125,20 @@ def _single_process_run(name, seed, run_dir) -> dict:
 @pytest.mark.parametrize("name", online_agents())
 def test_same_seed_single_process_runs_are_bit_identical(name, tmp_path):
     """Episode returns, every logged loss and the final parameters, for each registered agent; a different seed
-    changes them (so the comparison is not of constants)."""
+    changes them (so the comparison is not of constants): a shorter run of another seed already starts with other
+    episodes and losses than this seed's run."""
     require("reverb")
     first = _single_process_run(name, 3, tmp_path / "first")
     _assert_identical(first, _single_process_run(name, 3, tmp_path / "again"))
-    other = _single_process_run(name, 4, tmp_path / "other")
-    assert other["actor"] != first["actor"] or other["learner"] != first["learner"]
-    assert not all(np.array_equal(a, b) for a, b in zip(first["parameters"], other["parameters"]))
+    other = _single_process_run(name, 4, tmp_path / "other", steps=SMOKE_STEPS)
+
+    def head(logged, rows):
+        return {column: values[:rows] for column, values in logged.items()}
+
+    episodes = len(other["actor"]["episode_return"])
+    learned = len(next(iter(other["learner"].values())))
+    assert (head(other["actor"], episodes) != head(first["actor"], episodes)
+            or head(other["learner"], learned) != head(first["learner"], learned))
 
 
 def test_the_registry_tells_online_offline_and_anakin_agents_apart():

@@ -15,7 +15,7 @@ require("reverb")
 from tests.run_helpers import REPO, SMALL_DQN, command_line, csv_column, environment, launch_command, summary_line  # noqa
 from tests.tensorboard_events import read_scalars, session_starts  # noqa: E402
 
-STEPS = 20_000  # long enough that the kill, after two checkpoints 3 s apart, lands mid-run
+STEPS = 12_000  # long enough that the kill, after two checkpoints 3 s apart, lands mid-run (the fixture says if not)
 
 
 def _checkpoints(run_dir):
