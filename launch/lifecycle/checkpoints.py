@@ -20,11 +20,11 @@ import json
 import os
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
-from acmelike.checkpointing import REPLAY, Checkpointer, CheckpointError, checkpoint_step, read_metadata, replay_sizes
+from acmelike.checkpointing import Checkpointer, checkpoint_step, read_metadata, replay_sizes
 from acmelike.loggers import TensorBoardLogger
 from launch.experiments.summaries import write_summary
 from launch.lifecycle.logs import log_sizes, purge_step, read_counts, truncate_logs
-from launch.lifecycle.replay_checkpoints import checkpoint_replay_sizes, make_replay_checkpointer
+from launch.lifecycle.replay_checkpoints import checkpoint_replay_sizes, make_replay_checkpointer, replay_directory
 from launch.lifecycle.run_directory import (
     CHECKPOINTS,
     RunOptions,
@@ -101,12 +101,7 @@ class RunLifecycle:
     def replay_to_restore(self) -> Optional[str]:
         """The replay directory of the checkpoint a resumed run restores (None for a fresh start), for a replay
         that restores itself (`LocalReplay.restore`); a Reverb server gets it through `replay_checkpointer`."""
-        if not self.resuming:
-            return None
-        directory = os.path.join(self._latest(), REPLAY)
-        if not os.path.isdir(directory):
-            raise CheckpointError(f"Checkpoint {self._latest()} has no replay ({directory} is missing).")
-        return directory
+        return replay_directory(self._latest()) if self.resuming else None
 
     def sampleable_tables(self, tables) -> dict:
         """{name: table} for the single-process runner's "can the learner step?" check.

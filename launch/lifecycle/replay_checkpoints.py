@@ -25,12 +25,16 @@ def make_replay_checkpointer(run_dir: str, resume_from: Optional[str]):
     staging = os.path.join(run_dir, CHECKPOINTS, REPLAY_STAGING)
     shutil.rmtree(staging, ignore_errors=True)  # a Reverb checkpoint a killed save never moved
     os.makedirs(staging)
-    fallback = None
-    if resume_from is not None:
-        fallback = os.path.join(resume_from, REPLAY)
-        if not os.path.isdir(fallback):
-            raise CheckpointError(f"Checkpoint {resume_from} has no replay ({fallback} is missing).")
+    fallback = None if resume_from is None else replay_directory(resume_from)
     return reverb.checkpointers.DefaultCheckpointer(path=staging, fallback_checkpoint_path=fallback)
+
+
+def replay_directory(checkpoint: str) -> str:
+    """The replay part of `checkpoint` (a checkpoint's path); CheckpointError if it has none."""
+    directory = os.path.join(checkpoint, REPLAY)
+    if not os.path.isdir(directory):
+        raise CheckpointError(f"Checkpoint {checkpoint} has no replay ({directory} is missing).")
+    return directory
 
 
 def checkpoint_replay_sizes(replay_dir: str) -> dict:
