@@ -18,6 +18,12 @@ numpy tables, the fastest replay the single-process runner ships and the counter
 `--replay reverb` runs the embedded Reverb server instead. Each run records its replay (`replay` in the JSON) and
 the rows' labels say which one ours used.
 
+Compilation cache: `--compilation-cache warm` (the default) gives our workers one fresh persistent XLA cache
+for the whole benchmark (acmelike/compilation_cache.py, which `python -m launch` enables by default), and
+primes it with one untimed short run per agent: the timed runs then load their executables, as a user's second
+run of an agent does. `cold` gives every timed run an empty cache, so it compiles everything, as a first run does.
+SBX has no such cache: its runs compile every time. Each run records which (`compilation_cache`).
+
 XLA threading: our workers run with JAX's default CPU threading (`--xla-threads default`); `--xla-threads single`
 sets `XLA_FLAGS=--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1` for them (a caller's own
 XLA_FLAGS wins either way; SBX's runs are left as they were). benchmarks/step_profile.py measured single-threaded
@@ -27,7 +33,7 @@ each, alternating): wall time ratio single/default DQN 0.96, 0.99, 1.06; PPO 0.9
 stays.
 
     python benchmarks/time_to_solve.py [--quick] [--seeds 0 1 2] [--replay local|reverb] [--xla-threads default|single]
-        [--sbx-python .venv-bench/bin/python] [--out DIR]
+        [--compilation-cache warm|cold] [--sbx-python .venv-bench/bin/python] [--out DIR]
 """
 
 import argparse
@@ -35,8 +41,10 @@ import json
 import math
 import os
 import statistics
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -61,6 +69,9 @@ DEFAULT_REPLAY = "local"
 SINGLE_THREAD_XLA_FLAGS = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
 XLA_THREADS = {"single": SINGLE_THREAD_XLA_FLAGS, "default": None}
 DEFAULT_XLA_THREADS = "default"
+COMPILATION_CACHES = ("warm", "cold")
+# Steps of the untimed run that primes a warm cache: past every agent's first learner step and first episode.
+PRIMING_STEPS = 3_000
 
 
 def ours_environment(xla_threads: str) -> dict:
@@ -72,8 +83,12 @@ def ours_environment(xla_threads: str) -> dict:
     return env
 
 
-def ours_worker(agent: str, seed: int, replay: str = DEFAULT_REPLAY) -> dict:
+def ours_worker(agent: str, seed: int, replay: str = DEFAULT_REPLAY, max_steps: int = 0) -> dict:
+    """One timed run of ours in this process: `max_steps` (0: the agent's cap) bounds an untimed priming run."""
     import launch
+    from acmelike import compilation_cache
+
+    cache = compilation_cache.enable()  # the directory main() chose ($ACMELIKE_COMPILATION_CACHE)
 
     meter = CompileMeter.install()
     registered, num_envs = VARIANTS.get(agent, (agent, 1))
@@ -82,7 +97,7 @@ def ours_worker(agent: str, seed: int, replay: str = DEFAULT_REPLAY) -> dict:
         agent=registered,
         num_envs=num_envs,
         environment=task["env"],
-        max_num_actor_steps=OUR_STEP_CAP[agent],
+        max_num_actor_steps=max_steps or OUR_STEP_CAP[agent],
         seed=seed,
         stop_at_average_return=task["threshold"],
         target_return=task["threshold"],
@@ -99,6 +114,7 @@ def ours_worker(agent: str, seed: int, replay: str = DEFAULT_REPLAY) -> dict:
         "agent": agent,
         "seed": seed,
         "replay": replay,
+        "compilation_cache": os.environ.get("ACMELIKE_BENCH_CACHE_MODE", "warm" if cache else "off"),
         "xla_flags": os.environ.get("XLA_FLAGS"),
         "solved": summary["steps_to_threshold"] is not None
         and summary[f"average_return_last_{task['window']}"] >= task["threshold"],
@@ -164,6 +180,8 @@ def make_rows(runs, agents, num_seeds: int, problem):
         note = problem or f"solved: ours {ours['solved']}/{ours['runs']}, SBX {theirs['solved']}/{theirs['runs']}"
         # Runs from before --replay existed used the runner's default then: Reverb.
         replays = "/".join(sorted({run.get("replay", "reverb") for run in runs[("acmelike", agent)]})) or "?"
+        # Runs from before the cache existed compiled everything: cold.
+        caches = "/".join(sorted({run.get("compilation_cache", "cold") for run in runs[("acmelike", agent)]})) or "?"
         for key, title, unit, goal in (
             (
                 "median_wall_seconds",
@@ -186,7 +204,7 @@ def make_rows(runs, agents, num_seeds: int, problem):
                     unit,
                     goal,
                     lower_is_better=True,
-                    ours_label=f"acmelike {agent.upper()} (--replay {replays})",
+                    ours_label=f"acmelike {agent.upper()} (--replay {replays}, {caches} compilation cache)",
                     baseline_label=f"SBX {base_agent(agent).upper()}"
                     + (" (zoo hyperparameters)" if unit == "wall s" else ""),
                     note=row_note,
@@ -214,14 +232,18 @@ def main(argv=None):
     parser.add_argument("--xla-threads", default=DEFAULT_XLA_THREADS, choices=sorted(XLA_THREADS),
                         help=f"XLA CPU threading in our workers (default {DEFAULT_XLA_THREADS}; a caller's XLA_FLAGS "
                         "wins); SBX's runs keep their own")
+    parser.add_argument("--compilation-cache", default="warm", choices=COMPILATION_CACHES,
+                        help="warm (default): our timed runs load executables a priming run compiled; cold: each "
+                        "timed run compiles everything")
     parser.add_argument("--sbx-python", default=os.path.join(ROOT, ".venv-bench", "bin", "python"))
     parser.add_argument("--out", default=None)
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--max-steps", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--rows-from", default=None, help="recompute the rows of a time_to_solve.json in place")
     args = parser.parse_args(argv)
     if args.worker:
-        print("\n" + json.dumps(ours_worker(args.worker, args.seed, args.replay)), flush=True)
+        print("\n" + json.dumps(ours_worker(args.worker, args.seed, args.replay, args.max_steps)), flush=True)
         return
     if args.rows_from:
         with open(args.rows_from) as f:
@@ -242,17 +264,26 @@ def main(argv=None):
     problem = sbx_problem(args.sbx_python)
     sbx_env = dict(os.environ, JAX_PLATFORMS="cpu")
     ours_env = ours_environment(args.xla_threads)
+    cache_root = tempfile.mkdtemp(prefix="acmelike-bench-xla-cache-")
+    ours_env.update(ACMELIKE_COMPILATION_CACHE=cache_root, ACMELIKE_BENCH_CACHE_MODE=args.compilation_cache)
+
+    def ours_command(agent, seed, max_steps=0):
+        return [sys.executable, os.path.abspath(__file__), "--worker", agent, "--seed", str(seed), "--replay",
+                args.replay, "--max-steps", str(max_steps)]
+
+    if args.compilation_cache == "warm":
+        for agent in args.agents:
+            print(f"  priming the compilation cache: {agent}, {PRIMING_STEPS} steps ...", flush=True)
+            primed = run_process(ours_command(agent, seeds[0], PRIMING_STEPS), 900, env=ours_env)
+            print(f"    {_brief(primed)}", flush=True)
     runs = {(library, agent): [] for library in ("acmelike", "sbx") for agent in args.agents}
     runs.update({("sbx", base_agent(agent)): [] for agent in args.agents})
     for seed in seeds:
         for agent in args.agents:
             print(f"  seed {seed} {agent}: ours ...", flush=True)
-            ours = run_process(
-                [sys.executable, os.path.abspath(__file__), "--worker", agent, "--seed", str(seed), "--replay",
-                 args.replay],
-                900,
-                env=ours_env,
-            )
+            if args.compilation_cache == "cold":
+                shutil.rmtree(cache_root, ignore_errors=True)
+            ours = run_process(ours_command(agent, seed), 900, env=ours_env)
             ours.setdefault("library", "acmelike"), ours.setdefault("agent", agent), ours.setdefault("seed", seed)
             runs[("acmelike", agent)].append(ours)
             print(f"    {_brief(ours)}", flush=True)
@@ -273,8 +304,10 @@ def main(argv=None):
                 runs[("sbx", sbx_agent)].append(theirs)
                 print(f"    {_brief(theirs)}", flush=True)
 
+    shutil.rmtree(cache_root, ignore_errors=True)
     rows, summaries = make_rows(runs, args.agents, len(seeds), problem)
     payload.update(
+        our_compilation_cache=args.compilation_cache,
         tasks={agent: TASKS[base_agent(agent)] for agent in args.agents},
         our_step_caps=OUR_STEP_CAP,
         our_replay=args.replay,

@@ -110,6 +110,7 @@ FLAGS: Dict[str, FlagRule] = {
     ),
     # --dataset makes the mode offline: given with --launch, --launch is the flag refused.
     "--dataset": FlagRule(("offline",)),
+    "--compilation-cache": FlagRule(MODES),
     "--list-config": FlagRule(MODES),  # lists the agent's config and runs nothing
 }
 

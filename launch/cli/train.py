@@ -27,6 +27,7 @@ import sys
 from typing import Any, Dict, FrozenSet, NamedTuple, Optional, Sequence, Tuple
 
 import launch  # noqa: F401  (orders the JAX/TensorFlow imports before anything else)
+from acmelike import compilation_cache
 from acmelike.checkpointing import CheckpointError
 from launch.cli.flags import DISTRIBUTED, FLAGS, refusal
 from launch.engines.anakin import config_from_arguments, run_anakin
@@ -149,6 +150,10 @@ def make_parser() -> FlagParser:
     add("--dataset", metavar="ID",
         help=f"train an offline agent ({', '.join(offline_agents())}) on this local Minari dataset; --steps then "
              "counts learner steps")
+    add("--compilation-cache", metavar="DIR|off",
+        help="keep compiled XLA executables in DIR, so the next run of the same agent pays no compile; off: "
+             "compile every time. Default: $ACMELIKE_COMPILATION_CACHE, else ~/.cache/acmelike/jax "
+             "(acmelike/compilation_cache.py)")
     add("--list-config", False, action="store_true",
         help="list every field of --agent's config (type, default, meaning) and exit")
     missing = sorted(set(FLAGS) - set(parser.dests))
@@ -169,6 +174,7 @@ class RunPlan:
       ray_options: `RayOptions` for --launch ray, else None.
       overwrite: clear the new run's directory before running (--overwrite).
       listing: --list-config: the text to print instead of running.
+      compilation_cache: --compilation-cache: a directory, "off", or None for the default directory.
     """
 
     mode: str
@@ -177,6 +183,7 @@ class RunPlan:
     ray_options: Optional[RayOptions] = None
     overwrite: bool = False
     listing: Optional[str] = None
+    compilation_cache: Optional[str] = None
 
 
 class _SavedRun(NamedTuple):
@@ -227,7 +234,8 @@ def plan(argv: Optional[Sequence[str]] = None) -> RunPlan:
         _check_new_run(parser, args, given, mode)
     try:
         if mode == "anakin":
-            return RunPlan(mode, config=config_from_arguments(args), overwrite=args.overwrite)
+            return RunPlan(mode, config=config_from_arguments(args), overwrite=args.overwrite,
+                           compilation_cache=args.compilation_cache)
         options = _run_options(args, given, mode, saved)
         if mode == "offline":
             config = make_offline_experiment_config(**_arguments(parser, args, given, _OFFLINE_ARGUMENTS, saved))
@@ -240,7 +248,8 @@ def plan(argv: Optional[Sequence[str]] = None) -> RunPlan:
     if mode in DISTRIBUTED and config.stop_at_average_return is not None and not config.evaluation_every:
         parser.error(f"--stop-at-return in mode {mode} needs --eval-every > 0: evaluation rounds decide the stop.")
     ray_options = _ray_options(parser, args) if mode == "ray" else None
-    return RunPlan(mode, config=config, options=options, ray_options=ray_options, overwrite=args.overwrite)
+    return RunPlan(mode, config=config, options=options, ray_options=ray_options, overwrite=args.overwrite,
+                   compilation_cache=args.compilation_cache)
 
 
 def _listing(parser, args) -> str:
@@ -337,6 +346,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if run.listing is not None:
         print(run.listing, flush=True)
         return 0
+    try:
+        compilation_cache.enable(run.compilation_cache)
+    except ValueError as error:
+        print(f"error: --compilation-cache: {error}", file=sys.stderr, flush=True)
+        return 2
     if run.config.run_dir and not run.options.resume:
         prepare_new_run_dir(run.config.run_dir, run.overwrite)
     try:
