@@ -17,6 +17,7 @@ AGENTS: Dict[str, str] = {
     "sac": "agents.sac",
     "td3": "agents.td3",
     "d4pg": "agents.d4pg",
+    "mpo": "agents.mpo",
     "impala": "agents.impala",
     "r2d2": "agents.r2d2",
     "bc": "agents.bc",
