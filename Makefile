@@ -18,7 +18,7 @@ RUN_DIR ?= runs/demo-dqn-cartpole
 DEMO_STEPS ?= 100000
 PYTEST_ARGS ?=
 
-.PHONY: demo test test-long test-latest venv venv-latest clean notebook docs
+.PHONY: demo test test-long test-latest venv venv-latest clean notebook docs results
 
 $(VENV)/.installed: setup.py constraints.txt
 	@test -n "$(PYTHON310)" || { echo "Python 3.10 not found: set PYTHON310=/path/to/python3.10"; exit 1; }
@@ -87,3 +87,13 @@ $(VENV_BENCH)/.installed: benchmarks/constraints-sbx.txt
 bench: venv
 	-$(MAKE) --no-print-directory $(VENV_BENCH)/.installed
 	$(PY) benchmarks/run_all.py --$(BENCH_MODE) --sbx-python $(PY_BENCH)
+
+# Results beside published numbers (docs/results/): every missing (agent, task, seed) cell of SUITE (classic,
+# mujoco, minatar; benchmarks/results_runner/suites.py), then docs/results/$(SUITE).md and its PNGs. Resumable:
+# finished cells are kept. RESULTS_ARGS adds flags, e.g. RESULTS_ARGS="--agents ppo --seeds 0-1". The extras it
+# installs: rliable (the statistics), mujoco (the mujoco suite), gymnax and flashbax (the minatar suite).
+SUITE ?= classic
+RESULTS_ARGS ?=
+results: venv
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[results,mujoco,anakin]'
+	$(PY) -m benchmarks.results_runner --suite $(SUITE) $(RESULTS_ARGS)

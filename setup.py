@@ -15,6 +15,10 @@ OFFLINE = ["minari[hdf5]"]  # launch.cli.record and offline agents (--dataset)
 TENSORBOARD = ["tensorboardX"]  # --tensorboard, with no TensorFlow needed
 RENDER = ["pygame"]  # rgb frames of the classic-control environments (launch.cli.evaluate --video)
 MINATAR = ["MinAtar"]  # pixel environments for the conv torsos
+# gymnasium's MuJoCo tasks (HalfCheetah-v5, ...): gymnasium[mujoco]'s needs, pinned through the constraints files.
+MUJOCO = ["mujoco", "imageio", "packaging"]
+# The results runner's statistics (benchmarks/results_runner/): interquartile means with bootstrap intervals.
+RESULTS = ["rliable"]
 TEST = ["pytest", "psutil", "hypothesis"] + ANAKIN + OFFLINE + TENSORBOARD + RENDER + MINATAR
 # Running notebooks/ (`make notebook`; `make test` runs them on a short budget).
 NOTEBOOK = ["jupyter", "ipykernel"]
@@ -27,6 +31,7 @@ setup(
     version="0.1.0",
     description=__doc__,
     packages=find_packages(include=["acmelike*", "agents*", "environment_loops*", "launch*"]),
+    package_data={"launch": ["presets/*.json"]},  # --preset NAME reads launch/presets/NAME.json
     python_requires=">=3.10",
     install_requires=CORE,
     extras_require={
@@ -39,6 +44,8 @@ setup(
         "tensorboard": TENSORBOARD,
         "render": RENDER,
         "minatar": MINATAR,
+        "mujoco": MUJOCO,
+        "results": RESULTS,
         "ray": RAY,
     },
 )

@@ -12,7 +12,9 @@ took over one second by default, and an agent's initialisation is many small one
 `python -m launch` enables it for every run (`--compilation-cache DIR`, or `off`); the default directory is
 `$ACMELIKE_COMPILATION_CACHE`, else `$XDG_CACHE_HOME/acmelike/jax`, else `~/.cache/acmelike/jax`. The settings
 are also exported as JAX's environment variables, so that processes the run starts (Launchpad's local_mp nodes,
-Ray workers on this machine) use the same cache. A cached executable is the one XLA would compile again: a run
+Ray workers on this machine) use the same cache. The cache is not bounded and not locked: an entry another
+process is still writing reads as damaged, and JAX then warns and compiles (`jax_raise_persistent_cache_errors`
+is off by default). Delete the directory to reclaim its space. A cached executable is the one XLA would compile again: a run
 that loads it computes bit for bit what a run that compiles it does.
 """
 

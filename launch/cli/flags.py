@@ -110,6 +110,11 @@ FLAGS: Dict[str, FlagRule] = {
     ),
     # --dataset makes the mode offline: given with --launch, --launch is the flag refused.
     "--dataset": FlagRule(("offline",)),
+    "--preset": FlagRule(
+        ONLINE + ("anakin",),
+        "presets hold hyperparameters of agents that learn online: drop {flag}, and set the agent's fields with "
+        "--config FIELD=VALUE",
+    ),
     "--compilation-cache": FlagRule(MODES),
     "--list-config": FlagRule(MODES),  # lists the agent's config and runs nothing
 }

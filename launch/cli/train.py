@@ -37,8 +37,9 @@ from launch.engines.distributed.supervisor import DistributedRunError
 from launch.engines.offline import run_offline
 from launch.engines.single_process import run_single_process
 from launch.experiments.config import INFERENCE_MODES, REPLAY_KINDS, OfflineExperimentConfig
-from launch.experiments.make import make_experiment_config, make_offline_experiment_config
+from launch.experiments.make import make_agent_config, make_experiment_config, make_offline_experiment_config
 from launch.experiments.overrides import format_config_fields
+from launch.experiments.presets import preset_names, preset_overrides
 from launch.lifecycle.run_directory import (
     DEFAULT_CHECKPOINT_MINUTES,
     RunOptions,
@@ -108,6 +109,9 @@ def make_parser() -> FlagParser:
     add("--config", [], action="append", metavar="FIELD=VALUE",
         help="set a field of the agent's config (repeatable), e.g. --config learning_rate=3e-4 (--list-config "
              "lists them)")
+    add("--preset", metavar="NAME",
+        help=f"start the agent's config from a preset's per-task hyperparameters (launch/presets/NAME.json: "
+             f"{', '.join(preset_names())}); --config overrides win over it")
     add("--eval-every", type=_bounded(int, 0),
         help="actor steps (offline: learner steps) between evaluations; 0: no evaluator. Default: 0 online, "
              f"{OfflineExperimentConfig.evaluation_every} offline")
@@ -205,12 +209,12 @@ _SHARED_ARGUMENTS = {
     "--stop-at-return": "stop_at_average_return",
 }
 _ONLINE_ARGUMENTS = {**_SHARED_ARGUMENTS, "--steps": "max_num_actor_steps", "--num-envs": "num_envs",
-                     "--inference": "inference", "--replay": "replay"}
+                     "--inference": "inference", "--replay": "replay", "--preset": "preset"}
 _OFFLINE_ARGUMENTS = {**_SHARED_ARGUMENTS, "--steps": "max_num_learner_steps", "--dataset": "dataset"}
 # What names a run: given with --resume, these must be the run's own.
-# --replay too: a checkpoint holds the replay in its own format.
+# --replay too: a checkpoint holds the replay in its own format; --preset: the run's config started from it.
 _IDENTITY = (("--agent", "agent"), ("--env", "environment"), ("--seed", "seed"), ("--dataset", "dataset"),
-             ("--replay", "replay"))
+             ("--replay", "replay"), ("--preset", "preset"))
 
 
 def plan(argv: Optional[Sequence[str]] = None) -> RunPlan:
@@ -234,6 +238,9 @@ def plan(argv: Optional[Sequence[str]] = None) -> RunPlan:
         _check_new_run(parser, args, given, mode)
     try:
         if mode == "anakin":
+            if args.preset:  # the preset's values come first, so --config wins
+                make_agent_config(args.agent, args.config, preset=args.preset, environment=args.env)  # checks both
+                args.config = [*preset_overrides(args.preset, args.agent, args.env), *args.config]
             return RunPlan(mode, config=config_from_arguments(args), overwrite=args.overwrite,
                            compilation_cache=args.compilation_cache)
         options = _run_options(args, given, mode, saved)
@@ -311,10 +318,10 @@ def _arguments(parser, args, given: FrozenSet[str], names: Dict[str, str], saved
         arguments.setdefault(names["--steps"], args.steps)
         return arguments
     for flag, name in _IDENTITY:
-        if name in arguments and arguments[name] != saved.arguments[name]:
+        if name in arguments and arguments[name] != saved.arguments.get(name):
             parser.error(
-                f"--resume {args.resume}: the run there is {saved.arguments[name]!r} ({args.resume}/config.json), not "
-                f"{arguments[name]!r} as {flag} says. Leave {flag} out to resume it, or choose a new --run-dir."
+                f"--resume {args.resume}: the run there is {saved.arguments.get(name)!r} ({args.resume}/config.json), "
+                f"not {arguments[name]!r} as {flag} says. Leave {flag} out to resume it, or choose a new --run-dir."
             )
     overrides = saved.arguments["config_overrides"] + arguments.pop("config_overrides", [])
     return {**saved.arguments, **arguments, "config_overrides": overrides, "run_dir": args.resume}

@@ -92,6 +92,8 @@ class ExperimentConfig(_AgentAccess):
         with a prefetch thread, as distributed programs use; not repeatable. "local": the builder's tables in a
         seeded, in-process `acmelike.replay.local.LocalReplay`, sampled synchronously: the same seed gives a
         bit-identical run on the same machine and stack. Distributed programs always share a Reverb server.
+      preset: the preset (`launch/presets/<name>.json`) whose values the agent's config started from; None: none.
+        Recorded in config.json, so `--resume` keeps it.
     """
 
     builder: ActorLearnerBuilder
@@ -113,6 +115,7 @@ class ExperimentConfig(_AgentAccess):
     inference: str = "local"
     inference_timeout_s: float = 0.002
     replay: str = "reverb"
+    preset: Optional[str] = None
 
     def __post_init__(self):
         for name, ok, allowed in (

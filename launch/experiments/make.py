@@ -2,6 +2,8 @@
 
     config = make_experiment_config(agent="dqn", environment="CartPole-v1", max_num_actor_steps=50_000,
                                     config_overrides=["learning_rate=5e-4"])
+    config = make_experiment_config(agent="sac", environment="Hopper-v5", max_num_actor_steps=100_000,
+                                    preset="mujoco")   # launch/presets/mujoco.json, before any overrides
     offline = make_offline_experiment_config(agent="bc", dataset="cartpole/expert-v0", environment="CartPole-v1",
                                              max_num_learner_steps=2_000)
 
@@ -30,12 +32,24 @@ from acmelike.wrappers.gymnasium_adapter import NO_EXTRA_DEPENDENCY_MODULES
 from launch.experiments.config import ExperimentConfig, OfflineExperimentConfig
 from launch.experiments.overrides import apply_overrides, parse_assignment
 from launch.experiments.parts import read_environment_spec
+from launch.experiments.presets import preset_overrides
 from launch.registry import agent_definition, agents_for_action_space, offline_agents, online_agents
 
 
-def make_agent_config(name: str, overrides: Sequence[str] = ()):
-    """The agent's default config with `overrides` ("field=value") applied and validated."""
-    return apply_overrides(agent_definition(name).config_class(), overrides)
+def make_agent_config(name: str, overrides: Sequence[str] = (), preset: Optional[str] = None,
+                      environment: Optional[str] = None):
+    """The agent's default config with the preset's values for `environment` (`launch.experiments.presets`), then
+    `overrides` ("field=value"), applied and validated: an override wins over the preset. ValueError naming the
+    preset if it is unknown, has no entry for the agent, or sets a field the agent's config lacks."""
+    default = agent_definition(name).config_class()
+    if preset is None:
+        return apply_overrides(default, overrides)
+    values = preset_overrides(preset, name, environment)
+    try:
+        apply_overrides(default, values)
+    except ValueError as error:
+        raise ValueError(f"--preset {preset} ({name} on {environment}): {error}") from None
+    return apply_overrides(default, [*values, *overrides])
 
 
 def environment_threshold(environment: str) -> Optional[float]:
@@ -61,14 +75,16 @@ def make_experiment_config(
     num_envs: int = 1,
     inference: str = "local",
     replay: str = "reverb",
+    preset: Optional[str] = None,
 ) -> ExperimentConfig:
     """An ExperimentConfig for a registered agent on a gymnasium environment id.
 
     The success threshold is `target_return` if given, else gymnasium's `reward_threshold` for the environment, else
     none.
-    Unknown names and bad overrides raise ValueError naming what was wrong, before anything is built. A
-    dm_env environment of your own comes in as `environment_factory` (seed -> environment), with `environment` as
-    its name.
+    The agent's config is its defaults, then the `preset`'s values for the agent on `environment` (if given),
+    then `config_overrides`. Unknown names and bad overrides raise ValueError naming what was wrong, before
+    anything is built. A dm_env environment of your own comes in as `environment_factory` (seed -> environment),
+    with `environment` as its name.
     """
     definition = agent_definition(agent)
     if definition.offline:
@@ -76,7 +92,7 @@ def make_experiment_config(
             f"{agent} learns offline, from a dataset: add --dataset ID (a local Minari dataset; "
             f"`python -m launch.cli.record` writes one), or choose an online agent: {', '.join(online_agents())}."
         )
-    agent_config = make_agent_config(agent, config_overrides)
+    agent_config = make_agent_config(agent, config_overrides, preset=preset, environment=environment)
     threshold = None
     vector_environment_factory = None
     if environment_factory is None:
@@ -109,6 +125,7 @@ def make_experiment_config(
         vector_environment_factory=vector_environment_factory,
         inference=inference,
         replay=replay,
+        preset=preset,
     )
     check_agent_fits_environment(config, definition)
     return config

@@ -151,7 +151,8 @@ def _override(value: Any) -> str:
 def write_config(config) -> None:
     """Writes `<run_dir>/config.json`: the experiment's names, settings and resolved agent config, which
     `resume_arguments` reads back. An offline run's (an `OfflineExperimentConfig`) names its `dataset`, which marks
-    it offline, and its learner-step budget; an online run's its actor-step budget, `num_envs`, `inference` and `replay`."""
+    it offline, and its learner-step budget; an online run's its actor-step budget, `num_envs`, `inference`, `replay`
+    and `preset`."""
     data = {
         "agent": config.agent_name,
         "env": config.environment_name,
@@ -166,7 +167,7 @@ def write_config(config) -> None:
         data.update(dataset=config.dataset_name, max_num_learner_steps=config.max_num_learner_steps)
     else:
         data.update(max_num_actor_steps=config.max_num_actor_steps, num_envs=config.num_envs,
-                    inference=config.inference, replay=config.replay)
+                    inference=config.inference, replay=config.replay, preset=config.preset)
     data["agent_config"] = config.agent_config_dict()
     os.makedirs(config.run_dir, exist_ok=True)
     with open(os.path.join(config.run_dir, "config.json"), "w") as f:
@@ -195,9 +196,10 @@ def resume_arguments(run_dir: str) -> dict:
         if saved.get("dataset"):
             arguments.update(dataset=saved["dataset"], max_num_learner_steps=saved["max_num_learner_steps"],
                              num_evaluation_episodes=saved["num_evaluation_episodes"])
-        else:  # run directories written before num_envs, inference and replay were recorded had the defaults
+        else:  # run directories written before num_envs, inference, replay and preset were recorded had the defaults
             arguments.update(max_num_actor_steps=saved["max_num_actor_steps"], num_envs=saved.get("num_envs", 1),
-                             inference=saved.get("inference", "local"), replay=saved.get("replay", "reverb"))
+                             inference=saved.get("inference", "local"), replay=saved.get("replay", "reverb"),
+                             preset=saved.get("preset"))
         return arguments
     except KeyError as error:
         raise CheckpointError(f"Cannot resume {run_dir}: {path} has no field {error}.") from None

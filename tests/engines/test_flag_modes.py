@@ -129,6 +129,10 @@ EXAMPLES = {
     "--dataset": Example(lambda m: ["--dataset", OTHER_DATASET],
                          lambda p, m: p.config.dataset_name == p.config.agent_config.dataset_id == OTHER_DATASET),
     "--list-config": Example(lambda m: ["--list-config"], lambda p, m: "learning_rate" in p.listing),
+    "--compilation-cache": Example(lambda m: ["--compilation-cache", "off"], lambda p, m: p.compilation_cache == "off"),
+    "--preset": Example(lambda m: ["--preset", "minatar"],
+                        lambda p, m: _read(p.config, "agent_config").hidden_sizes == (256, 256)
+                        and (m == "anakin" or p.config.preset == "minatar")),
 }
 
 

@@ -1,0 +1,259 @@
+"""One cell of a suite: the command that trains it, in a fresh process, and the record it leaves.
+
+A cell is the documented command line, so a user gets the same numbers with the same flags:
+
+    python -m launch --agent A --env T --steps N --seed S --preset P --replay local --return-window W --run-dir D
+    python -m launch --agent A --env gymnax/T --launch anakin --seeds 0,1,2,3,4 --steps N --preset P ...  (anakin)
+
+An Anakin suite trains the missing seeds of an (agent, task) in one vmapped call (a `CellGroup`); each seed still
+gets its own record. The record (`seed_<n>.json`) holds the curve (the average of the last `return_window` episode
+returns on a grid of environment steps), the final and best such average (best over full windows only), the
+averages at the references' step counts (within the budget), steps, wall and CPU seconds, the command, the
+commit, package versions and the machine.
+"""
+
+import csv
+import dataclasses
+import datetime
+import json
+import os
+import subprocess
+import sys
+import time
+from importlib import metadata
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from benchmarks.common import machine_info
+from benchmarks.results_runner.suites import Suite, Task
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CURVE_POINTS = 100
+PACKAGES = ("jax", "jaxlib", "flax", "optax", "rlax", "chex", "numpy", "gymnasium", "gymnax", "flashbax", "mujoco",
+            "dm-reverb", "tensorflow-cpu")
+LOG_TAIL_LINES = 40
+
+
+@dataclasses.dataclass(frozen=True)
+class CellGroup:
+    """The seeds of one (agent, task) that one process trains: one seed (single process), or several in one
+    vmapped call (anakin)."""
+
+    suite: Suite
+    agent: str
+    task: Task
+    seeds: Tuple[int, ...]
+
+    @property
+    def run_name(self) -> str:
+        if self.suite.launch == "anakin":
+            return "seeds_" + "_".join(map(str, self.seeds))
+        (seed,) = self.seeds
+        return f"seed_{seed}"
+
+    def run_dir(self, runs: str) -> str:
+        return os.path.join(runs, self.suite.name, self.agent, self.task.name, self.run_name)
+
+    def seed_dir(self, runs: str, seed: int) -> str:
+        """Where the seed's actor.csv and summary.json are (Anakin puts several seeds in seed_<n>/)."""
+        directory = self.run_dir(runs)
+        return directory if len(self.seeds) == 1 else os.path.join(directory, f"seed_{seed}")
+
+    def command(self, run_dir: str) -> List[str]:
+        """The `python -m launch` arguments that train this group (after `python -m launch`)."""
+        task, suite = self.task, self.suite
+        argv = ["--agent", self.agent, "--env", task.env, "--steps", str(task.steps)]
+        if suite.launch == "anakin":
+            argv += ["--launch", "anakin", "--seeds", ",".join(map(str, self.seeds))]
+        else:
+            (seed,) = self.seeds
+            argv += ["--seed", str(seed), "--replay", "local"]
+        if suite.preset:
+            argv += ["--preset", suite.preset]
+        for assignment in suite.config.get(self.agent, ()):
+            argv += ["--config", assignment]
+        return argv + ["--return-window", str(task.return_window), "--progress-seconds", "60",
+                       "--run-dir", run_dir, "--overwrite"]
+
+
+def cell_path(out: str, suite: str, agent: str, task: str, seed: int, error: bool = False) -> str:
+    """`<out>/<suite>/cells/<agent>/<task>/seed_<n>.json` (`.error.json` for a failed cell)."""
+    suffix = ".error.json" if error else ".json"
+    return os.path.join(out, suite, "cells", agent, task, f"seed_{seed}{suffix}")
+
+
+def groups(suite: Suite, agents: Sequence[str], tasks: Sequence[str], seeds: Sequence[int],
+           out: str) -> Tuple[List[CellGroup], List[Tuple[str, str, int]]]:
+    """(the groups to train, the (agent, task, seed) cells already finished). A cell is finished when its JSON
+    exists; an Anakin group holds every unfinished seed of its (agent, task)."""
+    todo, done = [], []
+    for agent in agents:
+        for task_name in suite.cells[agent]:
+            if task_name not in tasks:
+                continue
+            missing = []
+            for seed in seeds:
+                if os.path.exists(cell_path(out, suite.name, agent, task_name, seed)):
+                    done.append((agent, task_name, seed))
+                else:
+                    missing.append(seed)
+            task = suite.task(task_name)
+            if suite.launch == "anakin" and missing:
+                todo.append(CellGroup(suite, agent, task, tuple(missing)))
+            else:
+                todo.extend(CellGroup(suite, agent, task, (seed,)) for seed in missing)
+    return todo, done
+
+
+def run_group(group: CellGroup, out: str, runs: str, jobs: int = 1) -> Dict[int, Dict[str, Any]]:
+    """Trains `group` in a fresh `python -m launch` process and writes each seed's record (or, if the process
+    failed or left no episodes, its `.error.json`). Returns seed -> record (with "error" for a failed one)."""
+    run_dir = group.run_dir(runs)
+    os.makedirs(os.path.dirname(run_dir), exist_ok=True)
+    argv = group.command(shown(run_dir))  # the child runs in the repository: the command reads as a user's
+    log_path = run_dir + ".log"
+    started = datetime.datetime.now(datetime.timezone.utc)
+    start = time.time()
+    with open(log_path, "w") as log:
+        process = subprocess.Popen([sys.executable, "-m", "launch", *argv], cwd=REPO, stdout=log,
+                                   stderr=subprocess.STDOUT, env=_environment())
+        _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    common = {
+        "suite": group.suite.name,
+        "agent": group.agent,
+        "task": group.task.name,
+        "env": group.task.env,
+        "preset": group.suite.preset,
+        "launch": group.suite.launch,
+        "budget_steps": group.task.steps,
+        "return_window": group.task.return_window,
+        "command": ["python", "-m", "launch", *argv],
+        "seeds_in_process": list(group.seeds),
+        "parallel_jobs": jobs,
+        "exit_code": process.returncode,
+        "wall_seconds": round(time.time() - start, 2),
+        "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 2),
+        "started_at": started.isoformat(timespec="seconds"),
+        "run_dir": shown(run_dir),
+        **provenance(),
+    }
+    records = {}
+    for seed in group.seeds:
+        path = cell_path(out, group.suite.name, group.agent, group.task.name, seed)
+        error_path = cell_path(out, group.suite.name, group.agent, group.task.name, seed, error=True)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        try:
+            if process.returncode != 0:
+                raise RuntimeError(f"python -m launch exited with code {process.returncode}")
+            record = {**common, "seed": seed, **seed_results(group.seed_dir(runs, seed), group, seed)}
+        except (RuntimeError, OSError, ValueError) as error:
+            record = {**common, "seed": seed, "error": f"{type(error).__name__}: {error}",
+                      "log": shown(log_path),
+                      "log_tail": _tail(log_path)}
+            _write_json(error_path, record)
+        else:
+            _write_json(path, record)
+            if os.path.exists(error_path):
+                os.remove(error_path)
+        records[seed] = record
+    return records
+
+
+def seed_results(directory: str, group: CellGroup, seed: int) -> Dict[str, Any]:
+    """The curve, returns and summary of one seed's run directory. ValueError if it finished no episode."""
+    steps, returns = read_episodes(os.path.join(directory, "actor.csv"))
+    if not len(steps):
+        raise ValueError(f"{directory}/actor.csv holds no finished episode")
+    window = group.task.return_window
+    averages = moving_average(returns, window)
+    full = averages[window - 1:] if len(averages) >= window else averages[-1:]  # fewer episodes: the final one
+    grid = np.linspace(group.task.steps / CURVE_POINTS, group.task.steps, CURVE_POINTS).round().astype(int)
+    reference_steps = sorted({ref.steps for ref in group.suite.references_for(group.agent, group.task.name)
+                              if ref.steps is not None and ref.steps <= group.task.steps})
+    with open(os.path.join(directory, "summary.json")) as f:
+        summary = json.load(f)
+    return {
+        "env_steps": int(summary.get("env_steps", steps[-1])),
+        "episodes": len(returns),
+        "final_average_return": round(float(averages[-1]), 3),
+        "best_average_return": round(float(np.max(full)), 3),
+        "average_return_at_steps": {str(s): average_at(steps, averages, s) for s in reference_steps},
+        "curve": {"steps": grid.tolist(), "average_return": [average_at(steps, averages, s) for s in grid]},
+        "summary": summary,
+    }
+
+
+def read_episodes(path: str) -> Tuple[np.ndarray, np.ndarray]:
+    """(actor steps at each episode's end, its return) from a run's actor.csv."""
+    steps, returns = [], []
+    with open(path, newline="") as f:
+        for row in csv.DictReader(f):
+            if row.get("episode_return") not in (None, "") and row.get("actor_steps") not in (None, ""):
+                steps.append(int(float(row["actor_steps"])))
+                returns.append(float(row["episode_return"]))
+    return np.asarray(steps, np.int64), np.asarray(returns, np.float64)
+
+
+def moving_average(values: np.ndarray, window: int) -> np.ndarray:
+    """The mean of the last `window` values (fewer at the start) after each value."""
+    sums = np.cumsum(np.concatenate([[0.0], values]))
+    counts = np.minimum(np.arange(1, len(values) + 1), window)
+    return (sums[1:] - sums[np.arange(1, len(values) + 1) - counts]) / counts
+
+
+def average_at(steps: np.ndarray, averages: np.ndarray, at: int) -> Optional[float]:
+    """The moving average after the last episode that ended by step `at`; None before the first."""
+    index = int(np.searchsorted(steps, at, side="right")) - 1
+    return None if index < 0 else round(float(averages[index]), 3)
+
+
+def provenance() -> Dict[str, Any]:
+    """The commit (and whether tracked files differed from it), package versions and the machine."""
+    def git(*args):
+        try:
+            return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
+        except (OSError, subprocess.CalledProcessError):
+            return None
+
+    versions = {}
+    for name in PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return {
+        "commit": git("rev-parse", "HEAD"),
+        "dirty": bool(status) if status is not None else None,
+        "packages": versions,
+        "machine": machine_info(),
+    }
+
+
+def shown(path: str) -> str:
+    """`path` relative to the repository if it lies inside it, else absolute."""
+    path = os.path.abspath(path)
+    return os.path.relpath(path, REPO) if path.startswith(REPO + os.sep) else path
+
+
+def _environment() -> Dict[str, str]:
+    return {**os.environ, "PYTHONPATH": REPO + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+
+def _tail(path: str) -> List[str]:
+    try:
+        with open(path, errors="replace") as f:
+            return [line.rstrip("\n") for line in f.readlines()[-LOG_TAIL_LINES:]]
+    except OSError:
+        return []
+
+
+def _write_json(path: str, data: Dict[str, Any]) -> None:
+    """Written whole or not at all (a temporary file renamed), so a killed runner never leaves half a record that
+    would count as finished."""
+    temporary = path + ".tmp"
+    with open(temporary, "w") as f:
+        json.dump(data, f, indent=1)
+    os.replace(temporary, path)

@@ -1,0 +1,367 @@
+"""A suite's page, from every cell stored for it: `<out>/<suite>.md` and a PNG per task.
+
+The table gives, per (agent, task): the budget, the number of seeds, the final and best `return_window`-episode
+average (mean ± standard deviation over seeds), the interquartile mean with a stratified-bootstrap 95% interval
+where there are at least `MIN_SEEDS_FOR_IQM` seeds (rliable; a numpy bootstrap where rliable cannot be imported,
+said on the page), the published references with their sources, ours at each reference's step count, and whether
+that is below the reference's mean minus one standard deviation: a finding to investigate (issue 22).
+"""
+
+import glob
+import json
+import os
+import warnings
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+
+import numpy as np
+
+from benchmarks.results_runner.cells import REPO, cell_path
+from benchmarks.results_runner.suites import Reference, Suite
+
+MIN_SEEDS_FOR_IQM = 5
+BOOTSTRAP_REPS = 10_000
+
+
+class Interval(NamedTuple):
+    """An interquartile mean and its 95% bootstrap interval; `method` says what computed them."""
+
+    iqm: float
+    low: float
+    high: float
+    method: str
+
+
+def iqm_interval(scores: Sequence[float], reps: int = BOOTSTRAP_REPS, seed: int = 0) -> Interval:
+    """The interquartile mean (the 25% trimmed mean) of per-seed `scores`, with a percentile bootstrap 95%
+    interval over seeds (rliable's `get_interval_estimates`, seeded). Where rliable does not import, the same
+    bootstrap in numpy, and `method` says why."""
+    scores = np.asarray(scores, np.float64)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            from rliable import library, metrics
+    except Exception as error:  # noqa: BLE001 - absent, or its arch dependency fails to import (pandas 3)
+        rng = np.random.default_rng(seed)
+        samples = scores[rng.integers(0, len(scores), size=(reps, len(scores)))]
+        low, high = np.percentile(_trimmed_mean(samples), [2.5, 97.5])
+        return Interval(float(_trimmed_mean(scores[None])[0]), float(low), float(high),
+                        f"numpy bootstrap (rliable unavailable: {type(error).__name__}: {error})")
+    with warnings.catch_warnings():  # arch (under rliable) deprecates the RandomState that rliable passes it
+        warnings.simplefilter("ignore", FutureWarning)
+        point, interval = library.get_interval_estimates(
+            {"scores": scores.reshape(-1, 1)}, lambda x: np.array([metrics.aggregate_iqm(x)]), reps=reps,
+            random_state=np.random.RandomState(seed),
+        )
+    return Interval(float(point["scores"][0]), float(interval["scores"][0, 0]), float(interval["scores"][1, 0]),
+                    "rliable")
+
+
+def _trimmed_mean(samples: np.ndarray) -> np.ndarray:
+    """Each row's mean after cutting int(0.25 n) values from each end (scipy's trim_mean, as rliable uses)."""
+    n = samples.shape[1]
+    cut = int(0.25 * n)
+    return np.sort(samples, axis=1)[:, cut:n - cut].mean(axis=1)
+
+
+def load_cells(suite: Suite, out: str) -> Tuple[Dict[Tuple[str, str], List[dict]], List[dict]]:
+    """((agent, task) -> finished records sorted by seed, the failed records of cells not finished since)."""
+    finished: Dict[Tuple[str, str], List[dict]] = {}
+    failed = []
+    for agent, tasks in suite.cells.items():
+        for task in tasks:
+            directory = os.path.dirname(cell_path(out, suite.name, agent, task, 0))
+            records = []
+            for path in sorted(glob.glob(os.path.join(directory, "seed_*.json"))):
+                with open(path) as f:
+                    record = json.load(f)
+                (failed if path.endswith(".error.json") else records).append(record)
+            if records:
+                finished[(agent, task)] = sorted(records, key=lambda record: record["seed"])
+    return finished, failed
+
+
+def write_report(suite: Suite, out: str) -> List[str]:
+    """Writes `<out>/<suite>.md` and `<out>/<suite>/<task>.png` from the stored cells; returns the paths."""
+    finished, failed = load_cells(suite, out)
+    os.makedirs(os.path.join(out, suite.name), exist_ok=True)
+    plots = {}
+    for task in suite.tasks:
+        path = os.path.join(out, suite.name, f"{task.name}.png")
+        if plot_task(suite, task.name, finished, path):
+            plots[task.name] = path
+    page = os.path.join(out, f"{suite.name}.md")
+    with open(page, "w") as f:
+        f.write(markdown(suite, finished, failed, plots))
+    return [page, *plots.values()]
+
+
+def _mean_std(values: Sequence[Optional[float]]) -> Optional[Tuple[float, float, int]]:
+    values = [value for value in values if value is not None]
+    if not values:
+        return None
+    return float(np.mean(values)), float(np.std(values)), len(values)
+
+
+def _number(value: float) -> str:
+    return f"{value:.1f}"
+
+
+def _steps(steps: Optional[int]) -> str:
+    if steps is None:
+        return "steps not given"
+    if steps % 1_000_000 == 0:
+        return f"{steps // 1_000_000}M"
+    return f"{steps // 1000}k" if steps % 1000 == 0 else str(steps)
+
+
+def _reference_text(ref: Reference) -> str:
+    spread = f" ± {_number(ref.std)}" if ref.std is not None else ""
+    return f"{_number(ref.mean)}{spread} at {_steps(ref.steps)} [{ref.source.key}]"
+
+
+def verdict(ref: Reference, records: Sequence[dict], budget: int) -> Tuple[str, Optional[str]]:
+    """(ours at the reference's step count as text, the verdict) for one reference. The verdict is "below" (a
+    finding: under the published mean minus one std at the same step count), "within", "above", or why no
+    comparison is made."""
+    if not records:
+        return "—", "no cells yet"
+    if ref.steps is None:
+        ours = _mean_std([record["final_average_return"] for record in records])
+        floor, what = ref.mean - (ref.std or 0.0), "the published mean" if ref.std is None else "mean − 1 std"
+        label = "below" if ours[0] < floor else "at or above"
+        return f"{_number(ours[0])} ± {_number(ours[1])} (final)", f"{label} {what} (no step count published)"
+    if ref.steps > budget:
+        return "—", f"no comparison: our budget ({_steps(budget)}) is below the reference's ({_steps(ref.steps)})"
+    ours = _mean_std([record.get("average_return_at_steps", {}).get(str(ref.steps)) for record in records])
+    if ours is None:
+        return "—", "no episode ended by the reference's step count"
+    std = ref.std or 0.0
+    label = "below" if ours[0] < ref.mean - std else "above" if ours[0] > ref.mean + std else "within 1 std"
+    return f"{_number(ours[0])} ± {_number(ours[1])}", label
+
+
+def markdown(suite: Suite, finished: Dict[Tuple[str, str], List[dict]], failed: List[dict],
+             plots: Dict[str, str]) -> str:
+    lines = [f"# Results: {suite.name}", "", suite.description, ""]
+    lines += [
+        f"Written by `python -m benchmarks.results_runner --suite {suite.name}` from the cell records in "
+        f"`{suite.name}/cells/` beside this page: do not edit it by hand. Rerun or extend it with:", "",
+        "```bash",
+        f"make results SUITE={suite.name}          # every missing cell, then this page",
+        f".venv/bin/python -m benchmarks.results_runner --suite {suite.name} --agents {suite.agents[0]} "
+        f"--tasks {suite.cells[suite.agents[0]][0]} --seeds {_seed_text(suite.seeds)}",
+        "```", "",
+    ]
+    if suite.extras:
+        lines += [f"Needs the extra{'s' if len(suite.extras) > 1 else ''} "
+                  f"{', '.join(f'`{extra}`' for extra in suite.extras)}: "
+                  f"`pip install -c constraints.txt -e '.[{','.join(suite.extras)}]'`.", ""]
+    lines += _table(suite, finished)
+    lines += _findings(suite, finished)
+    lines += _sources(suite)
+    if suite.notes:
+        lines += ["## Notes", ""] + [f"- {note}" for note in suite.notes] + [""]
+    lines += _presets(suite)
+    if plots:
+        lines += ["## Curves", "", "The average of the last `return_window` training-episode returns against "
+                  "environment steps: each agent's mean over seeds with a ±1 std band; a star marks a published "
+                  "reference at its step count (its bar: ± its std), a dashed line one without a step count.", ""]
+        for task, path in plots.items():
+            lines += [f"![{task}]({suite.name}/{os.path.basename(path)})", ""]
+    lines += _cells(suite, finished, failed)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _seed_text(seeds: Sequence[int]) -> str:
+    seeds = sorted(seeds)
+    contiguous = seeds == list(range(seeds[0], seeds[-1] + 1))
+    return f"{seeds[0]}-{seeds[-1]}" if contiguous and len(seeds) > 1 else ",".join(map(str, seeds))
+
+
+def _table(suite: Suite, finished) -> List[str]:
+    lines = [
+        "## Returns", "",
+        f"Final: the average of the last `return_window` training episodes at the end of the budget; best: the "
+        f"highest such average during the run. IQM: interquartile mean over seeds with a 95% stratified-bootstrap "
+        f"interval ({BOOTSTRAP_REPS} resamples), where there are at least {MIN_SEEDS_FOR_IQM} seeds. Verdict: ours "
+        f"at the reference's step count against the published mean ± 1 std; **below** is a finding.", "",
+        "| agent | task | budget | seeds | final (mean ± std) | best (mean ± std) | IQM [95% CI] | reference "
+        "| ours at the reference's steps | verdict |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    methods = set()
+    for agent, tasks in suite.cells.items():
+        for task_name in tasks:
+            task = suite.task(task_name)
+            records = finished.get((agent, task_name), [])
+            final = _mean_std([record["final_average_return"] for record in records])
+            best = _mean_std([record["best_average_return"] for record in records])
+            iqm = "—"
+            if len(records) >= MIN_SEEDS_FOR_IQM:
+                interval = iqm_interval([record["final_average_return"] for record in records])
+                methods.add(interval.method)
+                iqm = f"{_number(interval.iqm)} [{_number(interval.low)}, {_number(interval.high)}]"
+            references = suite.references_for(agent, task_name)
+            compared = [verdict(ref, records, task.steps) for ref in references]
+            verdicts = [f"**{label}**" if label == "below" else label for _, label in compared]
+            lines.append(
+                f"| {agent} | {task_name} | {_steps(task.steps)} | {len(records)} of {len(suite.seeds)} | "
+                f"{_pair(final)} | {_pair(best)} | {iqm} | "
+                f"{'<br>'.join(_reference_text(ref) for ref in references) or 'none published'} | "
+                f"{'<br>'.join(ours for ours, _ in compared) or '—'} | {'<br>'.join(verdicts) or '—'} |"
+            )
+    lines.append("")
+    for method in sorted(methods - {"rliable"}):
+        lines += [f"IQM intervals on this page come from a {method}.", ""]
+    return lines
+
+
+def _pair(stats) -> str:
+    return "—" if stats is None else f"{_number(stats[0])} ± {_number(stats[1])}"
+
+
+def _findings(suite: Suite, finished) -> List[str]:
+    rows = []
+    for agent, tasks in suite.cells.items():
+        for task_name in tasks:
+            records = finished.get((agent, task_name), [])
+            for ref in suite.references_for(agent, task_name):
+                ours, label = verdict(ref, records, suite.task(task_name).steps)
+                if label == "below":
+                    rows.append(f"- {agent} on {task_name}: ours {ours} at {_steps(ref.steps)} steps, published "
+                                f"{_reference_text(ref)}.")
+    if not rows:
+        return []
+    return ["## Findings", "", "Cells below the published mean minus one standard deviation at the same step "
+            "count. Each is to be investigated (a bug, a hyperparameter difference to record in the preset, or a "
+            "budget difference) and the cause said in the agent's README and here.", "", *rows, ""]
+
+
+def _sources(suite: Suite) -> List[str]:
+    if not suite.references:
+        return []
+    lines = ["## References", ""]
+    for source in suite.sources():
+        environments = sorted({ref.environment for ref in suite.references if ref.source.key == source.key})
+        lines.append(f"- [{source.key}] {source.text} Environments: {'; '.join(environments)}.")
+    return lines + [""]
+
+
+def _presets(suite: Suite) -> List[str]:
+    if not suite.preset:
+        return []
+    from launch.experiments.presets import load_preset  # reads launch/presets/<name>.json
+
+    preset = load_preset(suite.preset)
+    lines = ["## Hyperparameters", "",
+             f"Every cell runs with `--preset {suite.preset}` (`launch/presets/{suite.preset}.json`; "
+             f"`python -m launch --agent NAME --list-config` lists the fields). Its notes:", ""]
+    for agent in suite.agents:
+        entry = preset.agents.get(agent)
+        if entry is not None:
+            lines.append(f"- {agent}: {entry.notes or 'the agent defaults.'}")
+    extra = {agent: overrides for agent, overrides in suite.config.items() if overrides}
+    for agent, overrides in extra.items():
+        lines.append(f"- {agent}, in this suite only: {' '.join(f'`--config {o}`' for o in overrides)}")
+    return lines + [""]
+
+
+def _cells(suite: Suite, finished, failed: List[dict]) -> List[str]:
+    records = [record for key in sorted(finished) for record in finished[key]]
+    if not records and not failed:
+        return ["## Cells", "", "No cell has run yet.", ""]
+    lines = ["## Cells", "", "One line per finished cell (its record: `" + suite.name + "/cells/<agent>/<task>/"
+             "seed_<n>.json`, with the curve, the command, package versions and the machine).", "",
+             "| agent | task | seed | final | best | env steps | wall s | CPU s | commit |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for record in records:
+        commit = (record.get("commit") or "?")[:10] + (" (modified)" if record.get("dirty") else "")
+        shared = f" ({len(record['seeds_in_process'])} seeds in one process)" if len(
+            record.get("seeds_in_process", [])) > 1 else ""
+        lines.append(f"| {record['agent']} | {record['task']} | {record['seed']} | "
+                     f"{_number(record['final_average_return'])} | {_number(record['best_average_return'])} | "
+                     f"{record['env_steps']} | {record['wall_seconds']:.0f}{shared} | {record['cpu_seconds']:.0f} | "
+                     f"{commit} |")
+    lines.append("")
+    machines = sorted({f"{r['machine'].get('cpu_model')}, {r['machine'].get('cores')} cores, Python "
+                       f"{r['machine'].get('python')}" for r in records})
+    packages = sorted({", ".join(f"{name} {version}" for name, version in sorted(r.get("packages", {}).items()))
+                       for r in records})
+    if machines:
+        lines += [f"Machines: {'; '.join(machines)}.", "", f"Packages: {' | '.join(packages)}.", ""]
+    if failed:
+        lines += ["Failed cells (they run again next time):", ""]
+        for record in failed:
+            last = (record.get("log_tail") or [""])[-1]
+            lines.append(f"- {record['agent']} {record['task']} seed {record['seed']}: {record['error']} "
+                         f"(`{record.get('log')}`: {last.strip()[:200]})")
+        lines.append("")
+    return lines
+
+
+def plot_task(suite: Suite, task_name: str, finished, path: str) -> bool:
+    """Draws each agent's mean curve (±1 std band) on `task_name`, the references and stored curves; False (and
+    no file) if there is nothing of ours to draw."""
+    agents = [agent for agent in suite.agents if (agent, task_name) in finished]
+    stored = [curve for curve in suite.stored_curves if curve.task == task_name]
+    if not agents and not stored:
+        return False
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    palette = plt.get_cmap("tab10").colors
+    names = list(suite.agents) + [curve.agent for curve in stored if curve.agent not in suite.agents]
+    color = {agent: palette[index % len(palette)] for index, agent in enumerate(names)}
+    figure, axes = plt.subplots(figsize=(7.5, 4.5))
+    task = suite.task(task_name)
+    for agent in agents:
+        records = finished[(agent, task_name)]
+        steps = np.asarray(records[0]["curve"]["steps"])
+        values = np.array([[np.nan if v is None else v for v in record["curve"]["average_return"]]
+                           for record in records], dtype=np.float64)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # points before any seed's first episode
+            mean, std = np.nanmean(values, axis=0), np.nanstd(values, axis=0)
+        axes.plot(steps, mean, color=color[agent], label=f"{agent} ({len(records)} seed{'s' * (len(records) > 1)})")
+        axes.fill_between(steps, mean - std, mean + std, color=color[agent], alpha=0.2, linewidth=0)
+    for agent in suite.agents:
+        for ref in suite.references_for(agent, task_name):
+            label = f"{agent}: {ref.source.key}, {_reference_text(ref).split(' [')[0]}"
+            if ref.steps is None:
+                axes.axhline(ref.mean, color=color[agent], linestyle="--", linewidth=1, label=label)
+            else:
+                axes.errorbar([ref.steps], [ref.mean], yerr=[[ref.std or 0.0], [ref.std or 0.0]], color=color[agent],
+                              marker="*", markersize=12, capsize=4, linestyle="none", label=label)
+    for curve in stored:
+        steps, values = _read_stored(curve)
+        axes.plot(steps, values, color=color[curve.agent], linestyle=":", label=curve.label)
+    axes.set_xlabel("environment steps")
+    axes.set_ylabel(f"average return (last {task.return_window} episodes)")
+    axes.set_title(f"{suite.name}: {task_name}")
+    axes.grid(alpha=0.3)
+    axes.legend(fontsize=7, loc="best")
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+    return True
+
+
+def _read_stored(curve) -> Tuple[List[float], List[float]]:
+    import csv
+
+    with open(os.path.join(REPO, curve.path), newline="") as f:
+        rows = [row for row in csv.DictReader(f) if row.get(curve.return_column)]
+    return [float(row[curve.step_column]) for row in rows], [float(row[curve.return_column]) for row in rows]
+
+
+def describe(records: Dict[int, Dict[str, Any]]) -> str:
+    """One progress line's ending for a group's records: each seed's final average, or its error."""
+    parts = []
+    for seed, record in sorted(records.items()):
+        if "error" in record:
+            parts.append(f"seed {seed} FAILED ({record['error']})")
+        else:
+            parts.append(f"seed {seed} final {_number(record['final_average_return'])}")
+    return ", ".join(parts)

@@ -1,0 +1,229 @@
+"""The suites as data: which agents run on which tasks, for how long, with which preset, beside which references.
+
+Budgets are per task, the same for every agent, chosen near the step counts the references report:
+
+    classic   CartPole-v1 100k, Acrobot-v1 100k, MountainCar-v0 120k (dqn, ppo, impala, r2d2);
+              Pendulum-v1 20k (sac, td3, d4pg); seeds 0-4; one process, --replay local
+    mujoco    HalfCheetah-v5, Hopper-v5, Walker2d-v5, 100k each (sac, td3, d4pg); seeds 0-2; one process
+    minatar   gymnax Breakout, Asterix, SpaceInvaders, Freeway (MinAtar), 1M each (dqn, ppo); seeds 0-4 in one
+              vmapped call per (agent, task), fully jitted (--launch anakin)
+    tiny      dqn on CartPole-v1, 300 steps, seeds 0-1: the runner's own test
+
+A reference is a published figure: mean (± std where given) at a step count (where given), its exact source and
+the environment version it was measured on.
+"""
+
+import dataclasses
+from typing import Dict, Optional, Sequence, Tuple
+
+
+@dataclasses.dataclass(frozen=True)
+class Source:
+    """Where published figures come from: `key` labels them in a table, `text` cites them exactly."""
+
+    key: str
+    text: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Reference:
+    """A published figure for `agent` on `task`: `mean` ± `std` at `steps` environment steps (None: not given),
+    measured on `environment` (the id and library the source used)."""
+
+    agent: str
+    task: str
+    mean: float
+    std: Optional[float]
+    steps: Optional[int]
+    source: Source
+    environment: str
+
+
+@dataclasses.dataclass(frozen=True)
+class StoredCurve:
+    """A curve the project already keeps (not a cell of the runner), drawn beside a task's cells: `path` is a CSV
+    with columns `step_column` and `return_column`."""
+
+    agent: str
+    task: str
+    path: str
+    step_column: str
+    return_column: str
+    label: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Task:
+    """A task of a suite: `name` labels it (file names, tables), `env` is what `--env` takes, `steps` the budget,
+    `return_window` the episodes averaged for the final and best returns."""
+
+    name: str
+    env: str
+    steps: int
+    return_window: int = 20
+
+
+@dataclasses.dataclass(frozen=True)
+class Suite:
+    """A suite: `cells` maps each agent to the tasks it runs; every one runs with `preset` under `launch`
+    ("single": one process with --replay local; "anakin": fully jitted, the seeds of an (agent, task) in one
+    vmapped call), for `seeds` unless the command line names others. `config` adds --config overrides per agent
+    (for tiny budgets only); `notes` are printed under the table."""
+
+    name: str
+    description: str
+    tasks: Tuple[Task, ...]
+    cells: Dict[str, Tuple[str, ...]]
+    preset: Optional[str]
+    seeds: Tuple[int, ...]
+    launch: str = "single"
+    references: Tuple[Reference, ...] = ()
+    stored_curves: Tuple[StoredCurve, ...] = ()
+    config: Dict[str, Tuple[str, ...]] = dataclasses.field(default_factory=dict)
+    extras: Tuple[str, ...] = ()
+    notes: Tuple[str, ...] = ()
+
+    def task(self, name: str) -> Task:
+        return next(task for task in self.tasks if task.name == name)
+
+    @property
+    def agents(self) -> Tuple[str, ...]:
+        return tuple(self.cells)
+
+    def references_for(self, agent: str, task: str) -> Sequence[Reference]:
+        return [ref for ref in self.references if ref.agent == agent and ref.task == task]
+
+    def sources(self) -> Sequence[Source]:
+        seen = {}
+        for ref in self.references:
+            seen.setdefault(ref.source.key, ref.source)
+        return list(seen.values())
+
+
+ZOO = Source(
+    "rl-baselines3-zoo",
+    "rl-baselines3-zoo, `benchmark.md` (github.com/DLR-RM/rl-baselines3-zoo, commit 0088472b): one trained agent "
+    "per row, evaluated with its deterministic policy for about 150k steps; ± is the standard deviation over those "
+    "evaluation episodes, not over seeds. The step count is its training budget (n_timesteps).",
+)
+TIANSHOU = Source(
+    "Tianshou",
+    "Tianshou's MuJoCo benchmark (github.com/thu-ml/tianshou, examples/mujoco), 100k-step values of its gym-v3 "
+    "learning curves, mean ± std, as quoted in issue 22.",
+)
+GYMNAX = Source(
+    "gymnax",
+    "gymnax 0.0.9 README (its PyPI description), table 'Implemented Accelerated Environments': the return of the PPO "
+    "checkpoint trained by gymnax-blines (github.com/RobertTLange/gymnax-blines). No standard deviation or step "
+    "count is given.",
+)
+
+_CLASSIC = ("CartPole-v1", "Acrobot-v1", "MountainCar-v0")
+_GYM = "gym {} (the zoo's runs predate gymnasium)"
+
+CLASSIC = Suite(
+    name="classic",
+    description="Every online agent on the classic-control tasks whose spaces fit it: CartPole-v1, Acrobot-v1 and "
+                "MountainCar-v0 for DQN, PPO, IMPALA and R2D2 (discrete actions); Pendulum-v1 for SAC, TD3 and D4PG "
+                "(continuous). gymnasium 1.4 environments, one process with --replay local (each cell repeatable).",
+    tasks=(
+        Task("CartPole-v1", "CartPole-v1", 100_000),
+        Task("Acrobot-v1", "Acrobot-v1", 100_000),
+        Task("MountainCar-v0", "MountainCar-v0", 120_000),
+        Task("Pendulum-v1", "Pendulum-v1", 20_000, return_window=10),
+    ),
+    cells={"dqn": _CLASSIC, "ppo": _CLASSIC, "impala": _CLASSIC, "r2d2": _CLASSIC,
+           "sac": ("Pendulum-v1",), "td3": ("Pendulum-v1",), "d4pg": ("Pendulum-v1",)},
+    preset="classic",
+    seeds=(0, 1, 2, 3, 4),
+    references=(
+        Reference("dqn", "CartPole-v1", 500.0, 0.0, 50_000, ZOO, _GYM.format("CartPole-v1")),
+        Reference("dqn", "Acrobot-v1", -76.639, 11.752, 100_000, ZOO, _GYM.format("Acrobot-v1")),
+        Reference("dqn", "MountainCar-v0", -100.849, 9.925, 120_000, ZOO, _GYM.format("MountainCar-v0")),
+        Reference("ppo", "CartPole-v1", 500.0, 0.0, 100_000, ZOO, _GYM.format("CartPole-v1")),
+        Reference("ppo", "Acrobot-v1", -73.506, 18.201, 1_000_000, ZOO, _GYM.format("Acrobot-v1")),
+        Reference("ppo", "MountainCar-v0", -110.423, 19.473, 1_000_000, ZOO, _GYM.format("MountainCar-v0")),
+        Reference("sac", "Pendulum-v1", -156.995, 88.714, 20_000, ZOO, _GYM.format("Pendulum-v1")),
+        Reference("td3", "Pendulum-v1", -151.855, 90.227, 20_000, ZOO, _GYM.format("Pendulum-v1")),
+    ),
+    notes=(
+        "IMPALA, R2D2 and D4PG have no published figure on these tasks (the zoo has neither agent; its DDPG on "
+        "Pendulum-v1, -152.099 ± 94.282 at 20k, is the nearest relative of D4PG, and is not a reference for it).",
+        "Ours are training returns: the average of the last `return_window` training episodes (exploration "
+        "included); the zoo's are evaluation returns of a deterministic policy.",
+    ),
+)
+
+_MUJOCO = ("HalfCheetah-v5", "Hopper-v5", "Walker2d-v5")
+_V3 = "gym {}-v3 (mujoco-py); ours are gymnasium's v5 (the mujoco bindings)"
+
+MUJOCO = Suite(
+    name="mujoco",
+    description="SAC, TD3 and D4PG on gymnasium's MuJoCo locomotion tasks (v5), 100k environment steps, in one "
+                "process with --replay local. Needs the `mujoco` extra: pip install -c constraints.txt -e '.[mujoco]'.",
+    tasks=tuple(Task(name, name, 100_000, return_window=10) for name in _MUJOCO),
+    cells={"sac": _MUJOCO, "td3": _MUJOCO, "d4pg": _MUJOCO},
+    preset="mujoco",
+    seeds=(0, 1, 2),
+    extras=("mujoco",),
+    references=(
+        Reference("sac", "HalfCheetah-v5", 6515.0, 514.0, 100_000, TIANSHOU, _V3.format("HalfCheetah")),
+        Reference("sac", "Hopper-v5", 2613.0, 991.0, 100_000, TIANSHOU, _V3.format("Hopper")),
+        Reference("sac", "Walker2d-v5", 1305.0, 795.0, 100_000, TIANSHOU, _V3.format("Walker2d")),
+        Reference("td3", "HalfCheetah-v5", 5336.0, 376.0, 100_000, TIANSHOU, _V3.format("HalfCheetah")),
+        Reference("td3", "Hopper-v5", 597.0, 288.0, 100_000, TIANSHOU, _V3.format("Hopper")),
+        Reference("td3", "Walker2d-v5", 483.0, 174.0, 100_000, TIANSHOU, _V3.format("Walker2d")),
+    ),
+    notes=(
+        "D4PG has no published 100k-step MuJoCo figure.",
+        "rl-baselines3-zoo's benchmark.md gives 1M-step figures (e.g. SAC HalfCheetah-v3 9535.451 ± 100.470, TD3 "
+        "Hopper-v3 3606.390 ± 4.027): a budget ten times ours, so not a reference here.",
+        "Ours are training returns (exploration included); Tianshou's curves are test returns of the deterministic "
+        "policy.",
+    ),
+)
+
+_MINATAR = ("Breakout-MinAtar", "Asterix-MinAtar", "SpaceInvaders-MinAtar", "Freeway-MinAtar")
+
+MINATAR = Suite(
+    name="minatar",
+    description="DQN and PPO fully jitted (--launch anakin) on gymnax's MinAtar games, 1M environment steps per "
+                "seed, the five seeds of each (agent, game) trained in one vmapped call.",
+    tasks=tuple(Task(name, f"gymnax/{name}", 1_000_000, return_window=100) for name in _MINATAR),
+    cells={"dqn": _MINATAR, "ppo": _MINATAR},
+    preset="minatar",
+    seeds=(0, 1, 2, 3, 4),
+    launch="anakin",
+    references=(
+        Reference("ppo", "Breakout-MinAtar", 28.0, None, None, GYMNAX, "gymnax Breakout-MinAtar"),
+        Reference("ppo", "Asterix-MinAtar", 15.0, None, None, GYMNAX, "gymnax Asterix-MinAtar"),
+        Reference("ppo", "SpaceInvaders-MinAtar", 131.0, None, None, GYMNAX, "gymnax SpaceInvaders-MinAtar"),
+        Reference("ppo", "Freeway-MinAtar", 58.0, None, None, GYMNAX, "gymnax Freeway-MinAtar"),
+    ),
+    stored_curves=(
+        StoredCurve("impala", "Breakout-MinAtar", "benchmarks/curves/impala_minatar_breakout/training.csv",
+                    "actor_steps", "mean_return_last_100_episodes",
+                    "impala, MinAtar/Breakout-v1 (the MinAtar package), 1 seed, distributed (local_mp, 2 actors)"),
+    ),
+    notes=(
+        "The MinAtar paper (Young & Tian 2019, arXiv:1903.03176) gives DQN as learning curves over 5M frames, not as "
+        "a table: no DQN figure is transcribed here, so DQN rows have no reference.",
+        "DQN and PPO here have MLPs only: the 10x10 image is flattened (launch/presets/minatar.json says how else "
+        "the settings differ). IMPALA's curve on Breakout is the one agents/impala/README.md keeps "
+        "(benchmarks/curves/impala_minatar_breakout/), trained with the IMPALA ResNet torso on the MinAtar "
+        "package's Breakout (the preset's `impala` entry); it is drawn on the Breakout plot, not a cell.",
+    ),
+)
+
+TINY = Suite(
+    name="tiny",
+    description="The runner's own test: DQN on CartPole-v1 for 300 steps, two seeds.",
+    tasks=(Task("CartPole-v1", "CartPole-v1", 300),),
+    cells={"dqn": ("CartPole-v1",)},
+    preset="classic",
+    seeds=(0, 1),
+    references=(Reference("dqn", "CartPole-v1", 500.0, 0.0, 50_000, ZOO, _GYM.format("CartPole-v1")),),
+    config={"dqn": ("min_replay_size=100", "hidden_sizes=32,32")},
+)
+
+SUITES: Dict[str, Suite] = {suite.name: suite for suite in (CLASSIC, MUJOCO, MINATAR, TINY)}

@@ -1,0 +1,114 @@
+"""The results runner (`python -m benchmarks.results_runner`) on its tiny suite: two cells (DQN on CartPole-v1,
+300 steps, seeds 0 and 1), each a `python -m launch` process. It keeps each cell's JSON, writes the table and a
+PNG, and resumes: a second invocation skips finished cells, and a cell whose JSON is deleted runs again alone (and,
+with --replay local, gives the same numbers). No test asserts a published number: results are data."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+from benchmarks.results_runner.__main__ import parse_seeds
+from benchmarks.results_runner.report import _trimmed_mean, iqm_interval
+from benchmarks.results_runner.suites import SUITES
+from launch.experiments.presets import load_preset
+from launch.registry import AGENTS
+from run_helpers import command_line
+from stack import require
+
+RUNNER = "benchmarks.results_runner.__main__"
+FIELDS = {"suite", "agent", "task", "seed", "preset", "command", "env_steps", "episodes", "final_average_return",
+          "best_average_return", "average_return_at_steps", "curve", "wall_seconds", "cpu_seconds", "commit",
+          "packages", "machine", "summary", "exit_code"}
+
+
+def _run(out, runs, *extra):
+    result = command_line("--suite", "tiny", "--out", out, "--runs", runs, *extra, module=RUNNER)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """The tiny suite run once (both cells at once): (out, runs, stdout)."""
+    require("reverb")  # the cells train in one process with --replay local, whose tables live in acmelike.replay
+    out, runs = tmp_path_factory.mktemp("results"), tmp_path_factory.mktemp("runs")
+    return str(out), str(runs), _run(str(out), str(runs), "--jobs", "2")
+
+
+def _cell(out, seed):
+    with open(os.path.join(out, "tiny", "cells", "dqn", "CartPole-v1", f"seed_{seed}.json")) as f:
+        return json.load(f)
+
+
+def test_each_cell_keeps_its_json(tiny):
+    out, runs, stdout = tiny
+    assert "0 cells finished (kept), 2 to run in 2 processes" in stdout
+    for seed in (0, 1):
+        cell = _cell(out, seed)
+        assert FIELDS <= set(cell), sorted(FIELDS - set(cell))
+        assert cell["seed"] == seed and cell["exit_code"] == 0 and cell["preset"] == "classic"
+        assert cell["env_steps"] >= 300 and cell["episodes"] >= 1
+        assert cell["command"][:3] == ["python", "-m", "launch"]
+        assert ["--seed", str(seed)] == cell["command"][cell["command"].index("--seed"):][:2]
+        assert "--replay" in cell["command"] and "local" in cell["command"]
+        assert len(cell["curve"]["steps"]) == len(cell["curve"]["average_return"]) == 100
+        assert cell["curve"]["steps"][-1] == 300 and cell["curve"]["average_return"][-1] is not None
+        assert cell["best_average_return"] >= cell["final_average_return"] or cell["episodes"] < 20
+        assert cell["wall_seconds"] > 0 and cell["cpu_seconds"] > 0
+        assert cell["packages"]["jax"] and cell["machine"]["cores"] >= 1
+        assert os.path.exists(os.path.join(runs, "tiny", "dqn", "CartPole-v1", f"seed_{seed}", "actor.csv"))
+
+
+def test_the_page_has_the_table_and_a_png(tiny):
+    out, _, _ = tiny
+    with open(os.path.join(out, "tiny.md")) as f:
+        page = f.read()
+    assert "| agent | task | budget | seeds | final (mean ± std) |" in page
+    assert "| dqn | CartPole-v1 | 300 | 2 of 2 |" in page
+    assert "rl-baselines3-zoo" in page and "no comparison: our budget (300) is below the reference's (50k)" in page
+    assert "![CartPole-v1](tiny/CartPole-v1.png)" in page
+    png = os.path.join(out, "tiny", "CartPole-v1.png")
+    with open(png, "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_resume_skips_finished_cells_and_reruns_a_deleted_one(tiny):
+    out, runs, _ = tiny
+    kept, rerun = _cell(out, 0), _cell(out, 1)
+    os.remove(os.path.join(out, "tiny", "cells", "dqn", "CartPole-v1", "seed_1.json"))
+    stdout = _run(out, runs)
+    assert "1 cells finished (kept), 1 to run in 1 processes" in stdout
+    assert "seed 1" in stdout and "seeds 0" not in stdout and "CartPole-v1 seed 0:" not in stdout
+    assert _cell(out, 0) == kept  # untouched
+    again = _cell(out, 1)
+    assert again["started_at"] >= rerun["started_at"]
+    # --replay local: the same seed gives the same episodes
+    assert again["curve"] == rerun["curve"] and again["final_average_return"] == rerun["final_average_return"]
+    listing = command_line("--suite", "tiny", "--out", out, "--runs", runs, "--list", module=RUNNER).stdout
+    assert listing.count("done") == 2 and "to run" not in listing
+
+
+def test_iqm_and_its_bootstrap_interval():
+    scores = [10.0, 200.0, 30.0, 40.0, 50.0]
+    interval = iqm_interval(scores, reps=2000)
+    assert interval.iqm == pytest.approx(40.0)  # int(0.25 * 5) = 1 cut from each end: mean of 30, 40, 50
+    assert interval.low <= interval.iqm <= interval.high
+    assert interval.method == "rliable" or interval.method.startswith("numpy bootstrap")
+    samples = np.array([[1.0, 2.0, 3.0, 4.0, 100.0, 6.0, 7.0, 8.0]])
+    assert _trimmed_mean(samples)[0] == pytest.approx(np.mean([3.0, 4.0, 6.0, 7.0]))
+
+
+def test_suites_name_registered_agents_with_preset_entries():
+    assert {"classic", "mujoco", "minatar", "tiny"} <= set(SUITES)
+    for suite in SUITES.values():
+        preset = load_preset(suite.preset)
+        names = {task.name for task in suite.tasks}
+        for agent, tasks in suite.cells.items():
+            assert agent in AGENTS and agent in preset.agents, (suite.name, agent)
+            assert set(tasks) <= names, (suite.name, agent)
+        for ref in suite.references:
+            assert ref.task in suite.cells.get(ref.agent, ()), (suite.name, ref)
+            assert ref.source.text and ref.environment
+    assert parse_seeds("0-4") == [0, 1, 2, 3, 4] and parse_seeds("0,3,7-8") == [0, 3, 7, 8]
