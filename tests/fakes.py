@@ -10,6 +10,7 @@ from dm_env import specs
 
 from acmelike import core
 from acmelike.adders.base import Adder
+from acmelike.specs import EnvironmentSpec
 from acmelike.types import ReplaySample, SampleInfo, Transition
 
 
@@ -202,3 +203,33 @@ def random_transition_batches(spec, batch_size: int, seed: int):
             observation=rng.normal(size=shape).astype(np.float32), action=actions,
             reward=rng.normal(size=batch_size).astype(np.float32), discount=np.full(batch_size, 0.99, np.float32),
             next_observation=rng.normal(size=shape).astype(np.float32), extras=()))
+
+
+PENDULUM_ACTIONS = specs.BoundedArray((1,), np.float32, -2.0, 2.0, name="action")
+
+
+def continuous_spec(actions=PENDULUM_ACTIONS, observation_size: int = 3) -> EnvironmentSpec:
+    """A float-vector observation, `actions`, scalar float32 rewards and discounts in [0, 1]."""
+    return EnvironmentSpec(
+        observations=specs.Array((observation_size,), np.float32, "observation"),
+        actions=actions,
+        rewards=specs.Array((), np.float32, "reward"),
+        discounts=specs.BoundedArray((), np.float32, 0.0, 1.0, "discount"),
+    )
+
+
+def transition_batch(spec, n: int, seed: int = 0, reward: Optional[float] = None) -> ReplaySample:
+    """`n` random transitions on `spec`'s continuous spaces, actions uniform in the bounds; every reward is
+    `reward` if given (e.g. NaN, for the learners' guard)."""
+    rng = np.random.default_rng(seed)
+    obs, low, high = spec.observations.shape, spec.actions.minimum, spec.actions.maximum
+    return ReplaySample(
+        info=SampleInfo(np.arange(n, dtype=np.uint64), np.full(n, 1.0 / n), np.full(n, n)),
+        data=Transition(
+            observation=rng.normal(size=(n,) + obs).astype(np.float32),
+            action=rng.uniform(low, high, (n,) + spec.actions.shape).astype(np.float32),
+            reward=(rng.normal(size=n) if reward is None else np.full(n, reward)).astype(np.float32),
+            discount=np.full(n, 0.99, np.float32),
+            next_observation=rng.normal(size=(n,) + obs).astype(np.float32),
+        ),
+    )

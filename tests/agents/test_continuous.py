@@ -19,39 +19,13 @@ from acmelike.losses import (
     deterministic_policy_gradient_loss,
     sac_temperature_loss,
 )
-from acmelike.specs import EnvironmentSpec, continuous_action_bounds
-from acmelike.types import ReplaySample, SampleInfo, Transition
+from acmelike.specs import continuous_action_bounds
+from fakes import PENDULUM_ACTIONS
+from fakes import continuous_spec as _spec
+from fakes import transition_batch as _batch
 from agents import d4pg, dqn, ppo, sac, td3
 
 CONTINUOUS = [(sac, "SAC"), (td3, "TD3"), (d4pg, "D4PG")]
-
-
-def _spec(actions, observation_size=3):
-    return EnvironmentSpec(
-        observations=specs.Array((observation_size,), np.float32, "observation"),
-        actions=actions,
-        rewards=specs.Array((), np.float32, "reward"),
-        discounts=specs.BoundedArray((), np.float32, 0.0, 1.0, "discount"),
-    )
-
-
-PENDULUM_ACTIONS = specs.BoundedArray((1,), np.float32, -2.0, 2.0, name="action")
-
-
-def _batch(spec, n, seed=0, reward=None):
-    rng = np.random.default_rng(seed)
-    obs = spec.observations.shape
-    low, high = spec.actions.minimum, spec.actions.maximum
-    return ReplaySample(
-        info=SampleInfo(np.arange(n, dtype=np.uint64), np.full(n, 1.0 / n), np.full(n, n)),
-        data=Transition(
-            observation=rng.normal(size=(n,) + obs).astype(np.float32),
-            action=rng.uniform(low, high, (n,) + spec.actions.shape).astype(np.float32),
-            reward=(rng.normal(size=n) if reward is None else np.full(n, reward)).astype(np.float32),
-            discount=np.full(n, 0.99, np.float32),
-            next_observation=rng.normal(size=(n,) + obs).astype(np.float32),
-        ),
-    )
 
 
 # --- Action bounds --------------------------------------------------------------------------------------------

@@ -25,8 +25,8 @@ from acmelike.losses import (
     temperature_dual_loss,
     weighted_log_likelihood_loss,
 )
-from acmelike.specs import EnvironmentSpec
-from acmelike.types import ReplaySample, SampleInfo, Transition
+from fakes import continuous_spec as _spec
+from fakes import transition_batch as _batch
 from agents import mpo
 from agents.mpo.acting import clipped_gaussian_core
 
@@ -218,32 +218,6 @@ def test_dual_params_are_softplus_positive_and_projected_from_below():
 
 
 # --- The agent ------------------------------------------------------------------------------------------------
-
-PENDULUM_ACTIONS = specs.BoundedArray((1,), np.float32, -2.0, 2.0, name="action")
-
-
-def _spec(actions=PENDULUM_ACTIONS, observation_size=3):
-    return EnvironmentSpec(
-        observations=specs.Array((observation_size,), np.float32, "observation"),
-        actions=actions,
-        rewards=specs.Array((), np.float32, "reward"),
-        discounts=specs.BoundedArray((), np.float32, 0.0, 1.0, "discount"),
-    )
-
-
-def _batch(spec, n, seed=0, reward=None):
-    rng = np.random.default_rng(seed)
-    obs, low, high = spec.observations.shape, spec.actions.minimum, spec.actions.maximum
-    return ReplaySample(
-        info=SampleInfo(np.arange(n, dtype=np.uint64), np.full(n, 1.0 / n), np.full(n, n)),
-        data=Transition(
-            observation=rng.normal(size=(n,) + obs).astype(np.float32),
-            action=rng.uniform(low, high, (n,) + spec.actions.shape).astype(np.float32),
-            reward=(rng.normal(size=n) if reward is None else np.full(n, reward)).astype(np.float32),
-            discount=np.full(n, 0.99, np.float32),
-            next_observation=rng.normal(size=(n,) + obs).astype(np.float32),
-        ),
-    )
 
 
 def _small(**overrides):
