@@ -37,9 +37,9 @@ from launch.engines.distributed.supervisor import DistributedRunError
 from launch.engines.offline import run_offline
 from launch.engines.single_process import run_single_process
 from launch.experiments.config import INFERENCE_MODES, REPLAY_KINDS, OfflineExperimentConfig
-from launch.experiments.make import make_agent_config, make_experiment_config, make_offline_experiment_config
+from launch.experiments.make import make_experiment_config, make_offline_experiment_config
 from launch.experiments.overrides import format_config_fields
-from launch.experiments.presets import preset_names, preset_overrides
+from launch.experiments.presets import preset_names
 from launch.lifecycle.run_directory import (
     DEFAULT_CHECKPOINT_MINUTES,
     RunOptions,
@@ -238,9 +238,6 @@ def plan(argv: Optional[Sequence[str]] = None) -> RunPlan:
         _check_new_run(parser, args, given, mode)
     try:
         if mode == "anakin":
-            if args.preset:  # the preset's values come first, so --config wins
-                make_agent_config(args.agent, args.config, preset=args.preset, environment=args.env)  # checks both
-                args.config = [*preset_overrides(args.preset, args.agent, args.env), *args.config]
             return RunPlan(mode, config=config_from_arguments(args), overwrite=args.overwrite,
                            compilation_cache=args.compilation_cache)
         options = _run_options(args, given, mode, saved)

@@ -326,7 +326,7 @@ def config_from_arguments(args) -> AnakinConfig:
         environment=args.env,
         max_num_actor_steps=args.steps,
         seeds=parse_seeds(args.seeds) if args.seeds else (args.seed,),
-        agent_config=make_agent_config(args.agent, args.config),
+        agent_config=make_agent_config(args.agent, args.config, preset=args.preset, environment=args.env),
         threshold=args.target_return,
         return_window=args.return_window,
         run_dir=args.run_dir,
