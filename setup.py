@@ -3,8 +3,9 @@
 from setuptools import find_packages, setup
 
 # The pure-JAX layers: networks, losses, learners, actor cores and agents' learning steps.
+# mctx: MuZero's tree search (0.0.5 is the newest for Python 3.10; constraints.txt pins it).
 CORE = ["jax", "jaxlib", "flax", "optax", "rlax", "chex", "dm-env", "gymnasium", "numpy", "matplotlib",
-        "orbax-checkpoint"]
+        "orbax-checkpoint", "mctx"]
 # --launch ray: the program graph as Ray actors (ray 2.48.0 is the newest beside TensorFlow 2.8's protobuf < 3.20).
 RAY = ["ray"]
 # Replay and launch (Python 3.10 only): pin exact versions through constraints.txt.
@@ -13,13 +14,20 @@ FULL = ["tensorflow-cpu", "dm-reverb", "dm-launchpad", "numpy<2"] + RAY
 ANAKIN = ["gymnax", "flashbax"]  # --launch anakin: JAX environments and a JAX-native replay
 OFFLINE = ["minari[hdf5]"]  # launch.cli.record and offline agents (--dataset)
 TENSORBOARD = ["tensorboardX"]  # --tensorboard, with no TensorFlow needed
-RENDER = ["pygame"]  # rgb frames of the classic-control environments (launch.cli.evaluate --video)
+# rgb frames of the classic-control environments (launch.cli.evaluate --video). pygame-ce, the drop-in fork, because
+# mpe2 requires it and the two install the same `pygame` package.
+RENDER = ["pygame-ce"]
 MINATAR = ["MinAtar"]  # pixel environments for the conv torsos
 # gymnasium's MuJoCo tasks (HalfCheetah-v5, ...): gymnasium[mujoco]'s needs, pinned through the constraints files.
 MUJOCO = ["mujoco", "imageio", "packaging"]
 # The results runner's statistics (benchmarks/results_runner/): interquartile means with bootstrap intervals.
 RESULTS = ["rliable"]
-TEST = ["pytest", "psutil", "hypothesis"] + ANAKIN + OFFLINE + TENSORBOARD + RENDER + MINATAR
+# Multi-agent environments: PettingZoo's Parallel API and the MPE tasks (simple_spread_v3, ...).
+MULTIAGENT = ["pettingzoo", "mpe2"]
+# JaxMARL's MPE for multi-agent --launch anakin: Python 3.11+ only (constraints-latest.txt pins it).
+MULTIAGENT_JAX = ['jaxmarl; python_version >= "3.11"']
+TEST = (["pytest", "psutil", "hypothesis"] + ANAKIN + OFFLINE + TENSORBOARD + RENDER + MINATAR + MULTIAGENT
+        + MULTIAGENT_JAX)
 # Running notebooks/ (`make notebook`; `make test` runs them on a short budget).
 NOTEBOOK = ["jupyter", "ipykernel"]
 # The documentation site (`make docs`): mkdocs-material, and mkdocstrings reading docstrings by static analysis
@@ -47,5 +55,6 @@ setup(
         "mujoco": MUJOCO,
         "results": RESULTS,
         "ray": RAY,
+        "multiagent": MULTIAGENT + MULTIAGENT_JAX,
     },
 )
