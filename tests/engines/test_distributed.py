@@ -46,15 +46,21 @@ def test_same_config_runs_single_process_then_distributed_to_its_budget(tmp_path
     assert launcher.left_behind() == []
 
 
+# The distributed learning run CI pays for. 250 is far above what a program whose actors never see the learner's
+# parameters reaches (an untrained greedy DQN ends CartPole episodes in 8-10 steps; random play averages 22), and
+# stopping there rather than at 400 halves the run.
+TARGET = 250
+
+
 def test_local_mp_dqn_learns_cartpole_by_the_evaluator(tmp_path):
     budget = 100_000
     launcher = Launcher(
-        "learn", "--launch", "local_mp", "--actors", 2, "--steps", budget, "--eval-every", 10_000,
-        "--stop-at-return", 400, run_dir=tmp_path,
+        "learn", "--launch", "local_mp", "--actors", 2, "--steps", budget, "--eval-every", 5_000,
+        "--stop-at-return", TARGET, run_dir=tmp_path,
     )
     assert launcher.wait(timeout=600) == 0, launcher.output[-5000:]
     summary = json.loads(line_after(launcher.output, "DISTRIBUTED "))
-    assert summary["average_evaluator_return"] >= 400, summary
+    assert summary["average_evaluator_return"] >= TARGET, summary
     assert summary["interrupted"] is False  # the evaluator ended it at the target return
     assert summary["env_steps"] <= budget + 2_000, summary
     assert (tmp_path / "learning_curve.png").stat().st_size > 1000

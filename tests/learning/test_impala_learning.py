@@ -1,10 +1,11 @@
 """IMPALA learns CartPole-v1 (fixed seeds): single-process, and as a local_mp program with 2 actors.
 
 Single-process on Reverb, seeds 0, 1, 2 reached an average of 400 after 82.4k, 74.9k and 78.0k steps. This test
-runs on the seeded local replay (the same run every time): seed 0 reaches 400 after 81.6k steps, in 186 s of wall
-time on a 2-core machine with a benchmark beside it (the same run on Reverb: 93.0k steps, 276 s). The defaults were
-chosen over 5 seeds of the same update (agents/impala/config.py); the update with each action scored under the
-next step's logits (an off-by-one bug) ends near 9 on all 3 seeds it was run on.
+runs on the seeded local replay (the same run every time) and stops at 200: seed 0 reaches 150 after 25.0k steps,
+200 after 44.1k (140 s of wall time with the load average at 7) and 400 after 81.6k. 200 sits far above what a
+broken update reaches: with each action scored under the next step's logits (an off-by-one bug) the run ends near 9
+on all 3 seeds it was run on, and random play averages 22. The defaults were chosen over 5 seeds of the same update
+(agents/impala/config.py).
 
 The local_mp program runs only with (a by-hand check): without --stop-at-return, 300k steps
 with 2 actors ended at an average of 500 (475 first reached at 105.8k steps) in 922 s with the load average at
@@ -18,7 +19,7 @@ from stack import long_test, require
 
 from launch.experiments.make import make_experiment_config
 
-TARGET = 400.0
+TARGET = 200.0
 BUDGET = 300_000
 
 
