@@ -17,6 +17,12 @@ PY_LATEST := $(VENV_LATEST)/bin/python
 RUN_DIR ?= runs/demo-dqn-cartpole
 DEMO_STEPS ?= 100000
 PYTEST_ARGS ?=
+# Test processes (pytest-xdist). Two on CI's 2 cores: much of a test is single-threaded Python (environment loops,
+# a subprocess importing TensorFlow), so a second worker fills the idle core. Tests that share a trained run share
+# an xdist_group (--dist loadgroup keeps each group on one worker). Tests marked `alone` (Ray on a two-node cluster:
+# its port allocation races under load) run afterwards, one at a time. TEST_WORKERS=0: all in one process.
+TEST_WORKERS ?= 2
+PYTEST_PARALLEL := $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadgroup)
 
 .PHONY: demo test test-long test-latest venv venv-latest clean notebook docs results
 
@@ -43,7 +49,8 @@ demo: venv
 
 # ACMELIKE_FULL_STACK=1: on the full stack a test needing Reverb/Launchpad fails rather than skips.
 test: venv
-	ACMELIKE_FULL_STACK=1 $(PY) -m pytest -q --durations=25 $(PYTEST_ARGS) tests
+	ACMELIKE_FULL_STACK=1 $(PY) -m pytest -q --durations=25 $(PYTEST_PARALLEL) -m "not long and not alone" $(PYTEST_ARGS) tests
+	ACMELIKE_FULL_STACK=1 $(PY) -m pytest -q --durations=5 -m "alone and not long" $(PYTEST_ARGS) tests || test $$? -eq 5
 
 # Long tests (marked `long`, deselected by pytest.ini): distributed learning runs and slow datasets.
 test-long: venv
@@ -51,7 +58,8 @@ test-long: venv
 
 # Tests needing Reverb/Launchpad/TensorFlow skip here, each naming the missing package (-rs lists them).
 test-latest: venv-latest
-	$(PY_LATEST) -m pytest -q -rs $(PYTEST_ARGS) tests
+	$(PY_LATEST) -m pytest -q -rs --durations=25 $(PYTEST_PARALLEL) -m "not long and not alone" $(PYTEST_ARGS) tests
+	$(PY_LATEST) -m pytest -q -rs -m "alone and not long" $(PYTEST_ARGS) tests || test $$? -eq 5
 
 notebook: venv
 	$(VENV)/bin/jupyter execute notebooks/*.ipynb

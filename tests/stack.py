@@ -29,3 +29,7 @@ def require(package: str):
 # `pytest -m long` (or `make test-long`) runs them. CI keeps to one distributed learning run per engine and
 # single-process learning for each agent.
 long_test = pytest.mark.long
+
+# Tests reading the session fixture `dqn_cartpole_expert` (tests/conftest.py) run on one pytest-xdist worker, which
+# trains it once for all of them.
+DQN_EXPERT_GROUP = pytest.mark.xdist_group("dqn_cartpole_expert")

@@ -5,7 +5,7 @@ import os
 
 import numpy as np
 import pytest
-from stack import require
+from stack import DQN_EXPERT_GROUP, require
 
 require("minari")
 
@@ -73,23 +73,19 @@ def test_conservative_penalty_is_logsumexp_minus_the_data_action():
 # Learning from recorded data: an expert DQN snapshot, its episodes and random ones.
 
 @pytest.fixture(scope="module")
-def recorded(tmp_path_factory):
+def recorded(tmp_path_factory, dqn_cartpole_expert):
     from tests.stack import require
 
     require("reverb")
     import minari
 
-    from launch import make_experiment_config, run_single_process
     from launch.cli.record import record
 
     root = tmp_path_factory.mktemp("offline")
     previous = os.environ.get("MINARI_DATASETS_PATH")
     os.environ["MINARI_DATASETS_PATH"] = str(root / "minari")
     try:
-        run_dir = str(root / "expert")
-        config = make_experiment_config(agent="dqn", environment="CartPole-v1", max_num_actor_steps=100_000,
-                                        seed=0, run_dir=run_dir, stop_at_average_return=490.0, replay="local")
-        summary = run_single_process(config)
+        run_dir, summary = dqn_cartpole_expert
         assert summary["average_return_last_20"] >= 490.0, summary
         expert = record(dataset_id="cartpole/expert-v0", episodes=10, run_dir=run_dir, seed=1)
         record(dataset_id="cartpole/random-v0", episodes=200, environment="CartPole-v1", seed=2)
@@ -119,12 +115,14 @@ def _train(agent: str, dataset: str, root, steps: int, stop_at: float = 400.0) -
     return summary
 
 
+@DQN_EXPERT_GROUP
 def test_bc_clones_an_expert_dataset(recorded):
     assert recorded["expert_return"] >= 450.0  # the greedy snapshot of a DQN that averaged 490 in training
     summary = _train("bc", "cartpole/expert-v0", recorded["root"], steps=2000)
     assert summary["average_evaluation_return"] >= 400.0
 
 
+@DQN_EXPERT_GROUP
 def test_cql_learns_from_mixed_expert_and_random_data(recorded):
     summary = _train("cql", "cartpole/mixed-v0", recorded["root"], steps=3000)
     assert summary["average_evaluation_return"] >= 400.0

@@ -8,7 +8,7 @@ import math
 import jax
 import numpy as np
 import pytest
-from fakes import fake_environment_factory, random_transition_batches
+from fakes import fake_environment_factory, fake_multiagent_environment, random_transition_batches
 from program_launcher import Launcher, line_after
 from run_helpers import command_line
 from stack import long_test, require
@@ -24,11 +24,18 @@ def _smoke_overrides(name):
             agent_definition(name).smoke_config.items()]
 
 
+def _fake_environment_factory(definition):
+    """The fake environment an agent's smoke tests run on: multi-agent agents get three agents (leaving early)."""
+    if definition.multiagent:
+        return fake_multiagent_environment
+    return fake_environment_factory(definition.action_space)
+
+
 def _smoke_config(name, run_dir):
     definition = agent_definition(name)
     return make_experiment_config(
         agent=name, environment="fake", max_num_actor_steps=SMOKE_STEPS, seed=0, run_dir=str(run_dir),
-        environment_factory=fake_environment_factory(definition.action_space),
+        environment_factory=_fake_environment_factory(definition),
         config_overrides=_smoke_overrides(name), progress_period_s=60.0,
     )
 
@@ -44,14 +51,16 @@ def test_every_registered_agent_trains_single_process_on_a_fake_environment(name
     assert json.loads((tmp_path / "config.json").read_text())["agent_config"] == json.loads(json.dumps(summary["config"]))
 
 
-# TD3 and D4PG are wired into a distributed program exactly as SAC is (the off-policy continuous path), so they
-# run as local_mt programs in the long tests only: each run costs a launcher start-up (35-50 s on a loaded machine).
-# PPO runs as a local_mt program in tests/engines/test_distributed.py (the same config both ways, on CartPole).
-RUN_ELSEWHERE_IN_CI = {"td3", "d4pg", "ppo"}
+# TD3, D4PG and MPO are wired into a distributed program exactly as SAC is (the off-policy continuous path), so
+# they run as local_mt programs in the long tests only: each run costs a launcher start-up (35-50 s on a loaded
+# machine). PPO runs as a local_mt program in tests/engines/test_distributed.py (the same config both ways).
+RUN_ELSEWHERE_IN_CI = {"td3", "d4pg", "mpo", "ppo"}
 
 
+# The program script builds single-agent fakes; multi-agent agents run as programs in tests/agents/test_multiagent.py.
 @pytest.mark.parametrize("name", [
     pytest.param(name, marks=long_test) if name in RUN_ELSEWHERE_IN_CI else name for name in online_agents()
+    if not agent_definition(name).multiagent
 ])
 def test_every_registered_agent_runs_as_a_local_mt_program(name, tmp_path):
     require("launchpad")
