@@ -27,8 +27,8 @@ MULTIAGENT = ["pettingzoo", "mpe2"]
 # JaxMARL's MPE for multi-agent --launch anakin: Python 3.11+ only (constraints-latest.txt pins it).
 MULTIAGENT_JAX = ['jaxmarl; python_version >= "3.11"']
 # pytest-xdist: `make test` runs on every core (tests/conftest.py shares one compilation cache between workers).
-TEST = (["pytest", "pytest-xdist", "psutil", "hypothesis"] + ANAKIN + OFFLINE + TENSORBOARD + RENDER + MINATAR + MULTIAGENT
-        + MULTIAGENT_JAX)
+TEST = (["pytest", "pytest-xdist", "psutil", "hypothesis"] + ANAKIN + OFFLINE + TENSORBOARD + RENDER + MINATAR
+        + MULTIAGENT + MULTIAGENT_JAX)
 # Running notebooks/ (`make notebook`; `make test` runs them on a short budget).
 NOTEBOOK = ["jupyter", "ipykernel"]
 # The documentation site (`make docs`): mkdocs-material, and mkdocstrings reading docstrings by static analysis
