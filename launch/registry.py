@@ -20,6 +20,7 @@ AGENTS: Dict[str, str] = {
     "mpo": "agents.mpo",
     "impala": "agents.impala",
     "r2d2": "agents.r2d2",
+    "muzero": "agents.muzero",
     "bc": "agents.bc",
     "cql": "agents.cql",
     "cql_continuous": "agents.cql.continuous",

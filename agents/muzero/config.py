@@ -1,0 +1,115 @@
+"""MuZero hyperparameters. The defaults learn CartPole-v1 (see agents/muzero/README.md for the measured runs)."""
+
+import dataclasses
+import functools
+from typing import Tuple
+
+from acmelike.config_checks import check_field
+
+BOOTSTRAPS = ("target_network", "search")
+
+
+@dataclasses.dataclass(frozen=True)
+class MuZeroConfig:
+    """MuZero's hyperparameters; every field can be set with `--config field=value`.
+
+    Replay holds sequences of `num_unroll_steps + n_step + 1` steps, a new one every `sequence_period` steps. The
+    learner unrolls the model `num_unroll_steps` (K) steps from each sequence's first observation along the stored
+    actions; step k predicts the search's policy, the n-step value target and the reward of step k.
+
+    Attributes:
+      num_simulations: simulations of each Gumbel MuZero search (`mctx.gumbel_muzero_policy`); >= 1.
+      max_num_considered_actions: actions Sequential Halving considers at the root (mctx caps it at the action count).
+      gumbel_scale: scale of the Gumbel noise on the root's actions while training (the exploration); >= 0.
+        The evaluation policy searches without it.
+      value_scale: the policy improvement's sigma(q) = (50 + max visits) * value_scale * q (mctx's
+        `qtransform_completed_by_mix_value`); > 0.
+      rescale_q_values: min-max normalise each node's Q-values to [0, 1] before sigma (mctx's default). With two
+        actions that maps any difference, however small, to 0 and 1, so policy targets turn one-hot on the model's
+        noise; off (the default here), sigma sees Q-values in reward units.
+      num_unroll_steps: K, the model's unroll in the learner (>= 1).
+      n_step: rewards each value target sums before it bootstraps (>= 1).
+      discount: gamma per environment step, in (0, 1]; also the search's discount per model step.
+      value_bootstrap: what a value target bootstraps from after its n rewards: "target_network" (the target
+        network's value of that observation, recomputed at every update) or "search" (the root value the actor's
+        search found there, stored beside the step, as in the paper without Reanalyse; an episode's last
+        observation has no search, so a truncated episode bootstraps from 0 there).
+      target_update_period: SGD steps between copies of the parameters into the target network.
+      learning_rate: AdamW's step size (after clipping gradients to `max_gradient_norm`); > 0.
+      weight_decay: AdamW's decoupled weight decay on all parameters (the paper's L2 regularisation); >= 0.
+      max_gradient_norm: global norm the gradients are clipped to before AdamW; > 0.
+      batch_size: sequences per SGD step.
+      value_loss_weight: weight of the value loss beside the policy and reward losses; > 0.
+      embedding_size: size of the model's hidden state (min-max normalised to [0, 1], as in the paper).
+      hidden_sizes: hidden layer sizes of the representation, dynamics and prediction MLPs.
+      num_bins: atoms of the categorical value and reward supports (odd: one atom at 0); >= 3.
+      max_value: the supports span [-max_value, max_value] in the rescaled space h(x) (10: |x| up to ~118); > 0.
+      rescaling_epsilon: eps of h(x) = sign(x)(sqrt(|x| + 1) - 1) + eps x; >= 0.
+      sequence_period: steps between the starts of consecutive sequences an actor writes.
+      priority_exponent: prioritized replay's alpha (sampled in proportion to |value error| ** alpha); 0: uniform.
+      importance_sampling_exponent: beta of the weights (1 / P) ** beta correcting prioritized sampling; in [0, 1].
+      min_replay_size: sequences the replay table holds before the learner samples from it.
+      max_replay_size: sequences the replay table holds; beyond it the oldest are removed (>= min_replay_size).
+      samples_per_insert: sequences sampled per sequence inserted, held by the rate limiter; > 0.
+      samples_per_insert_tolerance_rate: rate limiter slack, in units of min_replay_size * samples_per_insert samples.
+      replay_table_name: name of the Reverb table the adder writes to and the learner samples from.
+      variable_update_period: actor steps between fetches of the learner's parameters.
+    """
+
+    # Search.
+    num_simulations: int = 16
+    max_num_considered_actions: int = 16
+    gumbel_scale: float = 1.0
+    value_scale: float = 0.1
+    rescale_q_values: bool = False
+    # Learning.
+    num_unroll_steps: int = 5
+    n_step: int = 10
+    discount: float = 0.99
+    value_bootstrap: str = "target_network"
+    target_update_period: int = 100
+    learning_rate: float = 1e-3
+    weight_decay: float = 1e-4
+    max_gradient_norm: float = 5.0
+    batch_size: int = 64
+    value_loss_weight: float = 0.25
+    # Networks.
+    embedding_size: int = 64
+    hidden_sizes: Tuple[int, ...] = (64,)
+    num_bins: int = 41
+    max_value: float = 10.0
+    rescaling_epsilon: float = 1e-3
+    # Prioritized sequence replay.
+    sequence_period: int = 1
+    priority_exponent: float = 0.6
+    importance_sampling_exponent: float = 0.4
+    min_replay_size: int = 500
+    max_replay_size: int = 100_000
+    samples_per_insert: float = 16.0
+    samples_per_insert_tolerance_rate: float = 0.1
+    replay_table_name: str = "muzero_sequences"
+    # Acting.
+    variable_update_period: int = 1
+
+    @property
+    def sequence_length(self) -> int:
+        return self.num_unroll_steps + self.n_step + 1
+
+    def __post_init__(self):
+        check = functools.partial(check_field, self)
+        for name in ("num_simulations", "num_unroll_steps", "n_step", "target_update_period", "batch_size",
+                     "embedding_size", "sequence_period", "min_replay_size", "variable_update_period"):
+            check(name, getattr(self, name) >= 1, ">= 1")
+        check("max_num_considered_actions", self.max_num_considered_actions >= 2, ">= 2")
+        check("gumbel_scale", self.gumbel_scale >= 0, ">= 0")
+        check("discount", 0 < self.discount <= 1, "in (0, 1]")
+        check("value_bootstrap", self.value_bootstrap in BOOTSTRAPS, f"one of {BOOTSTRAPS}")
+        for name in ("value_scale", "learning_rate", "max_gradient_norm", "value_loss_weight", "max_value",
+                     "samples_per_insert"):
+            check(name, getattr(self, name) > 0, "> 0")
+        for name in ("weight_decay", "rescaling_epsilon", "priority_exponent", "samples_per_insert_tolerance_rate"):
+            check(name, getattr(self, name) >= 0, ">= 0")
+        check("hidden_sizes", all(h >= 1 for h in self.hidden_sizes), "positive layer sizes")
+        check("num_bins", self.num_bins >= 3 and self.num_bins % 2 == 1, "odd and >= 3")
+        check("importance_sampling_exponent", 0 <= self.importance_sampling_exponent <= 1, "in [0, 1]")
+        check("max_replay_size", self.max_replay_size >= self.min_replay_size, ">= min_replay_size")

@@ -1,0 +1,32 @@
+"""MuZero learns CartPole-v1 (fixed seed, seeded local replay), single process, acting by Gumbel MuZero search.
+
+Measured once with the same seed, config and budget (see agents/muzero/README.md): with the search replaced by the
+prior policy (act by sampling the policy network, train it towards its own output) no 20-episode average rose above
+32.3 in 40k steps (it ends at 28.4). This run reaches 195 after 19.5k steps, in 156-217 s of wall time on the 2-core
+machine under load averages of 7-15 (other test runs beside it); the same run goes on to 475 after 39.7k steps.
+"""
+
+import json
+
+from stack import require
+
+from launch.experiments.make import make_experiment_config
+
+TARGET = 195.0
+BUDGET = 40_000
+
+
+def test_muzero_learns_cartpole(tmp_path):
+    require("reverb")  # the builder's tables are Reverb's, served by the local replay
+    from launch import run_single_process
+
+    config = make_experiment_config(
+        agent="muzero", environment="CartPole-v1", max_num_actor_steps=BUDGET, seed=0, run_dir=str(tmp_path),
+        stop_at_average_return=TARGET, progress_period_s=30.0,
+        replay="local",  # seeded: the same run every time (see tests/learning/test_agents_learning.py)
+    )
+    summary = run_single_process(config)
+    print(json.dumps(summary))
+    assert summary["average_return_last_20"] >= TARGET, summary
+    assert summary["env_steps"] <= BUDGET + 500, summary
+    assert summary["learner_steps"] > 0
