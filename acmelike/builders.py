@@ -182,12 +182,15 @@ class AgentDefinition:
       make_networks: (environment_spec, config) -> networks; raises ValueError naming the agent and the spec
         when the spec does not fit. Network sizes come from the config.
       action_space: "discrete" or "continuous", what `make_networks` accepts (used to suggest agents and
-        environments that fit each other, and to pick the smoke test's fake environment).
+        environments that fit each other, and to pick the smoke test's fake environment); for a `multiagent`
+        agent, each agent's actions.
       smoke_config: config overrides under which the agent learns within a couple of hundred steps of a fake
         environment (small replay minimums, short unrolls). The registry's smoke tests use them.
       offline: the agent learns from a fixed dataset (`--dataset`), never from its own actors.
       anakin: (jax_environment, config) -> the agent's fully jitted form (`acmelike.anakin.agent.AnakinAgent`),
         defined in the agent's own folder (`agents/<name>/anakin.py`); None: the agent has none.
+      multiagent: the agent acts for several agents: its environment's specs are dicts keyed by agent id
+        (`acmelike.wrappers.pettingzoo_adapter`), and single-agent environments do not fit it (nor it them).
     """
 
     name: str
@@ -198,6 +201,7 @@ class AgentDefinition:
     smoke_config: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     offline: bool = False
     anakin: Optional[Callable[[Any, Any], Any]] = None
+    multiagent: bool = False
 
     def __post_init__(self):
         if self.action_space not in ("discrete", "continuous"):

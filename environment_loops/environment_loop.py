@@ -43,6 +43,21 @@ def _add_scalar(total: float, reward) -> float:
     return total + float(reward)
 
 
+def _is_per_agent(reward_spec) -> bool:
+    """A dict of scalar rewards is one reward per agent, keyed by agent id (a multi-agent environment,
+    `acmelike.wrappers.pettingzoo_adapter`)."""
+    return isinstance(reward_spec, dict) and bool(reward_spec) and all(
+        isinstance(spec, specs.Array) and spec.shape == () for spec in reward_spec.values()
+    )
+
+
+def _team_and_agent_returns(episode_return: Mapping[str, Any]) -> dict:
+    """`episode_return`: the team's return, the sum of the agents' (a float, as for one agent, so summaries
+    and return thresholds read it unchanged); `episode_return/<agent id>`: each agent's."""
+    returns = {f"episode_return/{agent}": float(value) for agent, value in episode_return.items()}
+    return {"episode_return": sum(returns.values()), **returns}
+
+
 def _nested_zeros(spec):
     if isinstance(spec, specs.Array):
         return np.zeros(spec.shape, spec.dtype)
@@ -93,6 +108,7 @@ class EnvironmentLoop:
         # (an array, or a nest of arrays) is summed with NumPy, starting from zeros of the spec.
         self._scalar_reward = isinstance(reward_spec, specs.Array) and reward_spec.shape == ()
         self._reward_spec = reward_spec
+        self._per_agent = _is_per_agent(reward_spec)
 
     @property
     def actor(self) -> core.Actor:
@@ -106,7 +122,8 @@ class EnvironmentLoop:
         """Runs one episode, writes its result to the logger and returns it.
 
         The result holds `episode_return` (a float for scalar rewards, else arrays shaped like the reward
-        spec), `episode_length` (steps taken), `steps_per_second` (including the reset), the counter's counts
+        spec; for per-agent rewards the team's, beside each agent's: see `_team_and_agent_returns`),
+        `episode_length` (steps taken), `steps_per_second` (including the reset), the counter's counts
         after adding `episodes=1, steps=episode_length`, and every observer's metrics.
         """
         environment, actor, observers = self._environment, self._actor, self._observers
@@ -151,11 +168,9 @@ class EnvironmentLoop:
                 episode_return = add(episode_return, timestep.reward)
         duration = time.perf_counter() - start
 
-        result = {
-            "episode_return": episode_return,
-            "episode_length": episode_steps,
-            "steps_per_second": episode_steps / duration if duration > 0 else float("inf"),
-        }
+        result = _team_and_agent_returns(episode_return) if self._per_agent else {"episode_return": episode_return}
+        result["episode_length"] = episode_steps
+        result["steps_per_second"] = episode_steps / duration if duration > 0 else float("inf")
         result.update(self._counter.increment(episodes=1, steps=episode_steps))
         for observer in observers:
             result.update(observer.get_metrics())

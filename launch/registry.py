@@ -20,6 +20,9 @@ AGENTS: Dict[str, str] = {
     "mpo": "agents.mpo",
     "impala": "agents.impala",
     "r2d2": "agents.r2d2",
+    "ippo": "agents.ippo",
+    "mappo": "agents.ippo.mappo",
+    "independent_dqn": "agents.independent",
     "muzero": "agents.muzero",
     "bc": "agents.bc",
     "cql": "agents.cql",
@@ -52,6 +55,8 @@ def anakin_agents() -> List[str]:
     return sorted(name for name in AGENTS if agent_definition(name).anakin is not None)
 
 
-def agents_for_action_space(action_space: str) -> List[str]:
-    """Online agents whose networks take `action_space` ("discrete" or "continuous")."""
-    return [name for name in online_agents() if agent_definition(name).action_space == action_space]
+def agents_for_action_space(action_space: str, multiagent: bool = False) -> List[str]:
+    """Online agents whose networks take `action_space` ("discrete" or "continuous"), of multi-agent
+    environments if `multiagent`, else of single-agent ones."""
+    return [name for name in online_agents()
+            if agent_definition(name).action_space == action_space and agent_definition(name).multiagent == multiagent]

@@ -233,3 +233,75 @@ def transition_batch(spec, n: int, seed: int = 0, reward: Optional[float] = None
             next_observation=rng.normal(size=(n,) + obs).astype(np.float32),
         ),
     )
+
+
+class FakeParallelEnv:
+    """A scripted PettingZoo Parallel-API environment whose agents leave at known steps.
+
+    Agent i of `possible_agents` has a Box observation of shape `observation_sizes[i]` (2 by default) and a
+    Discrete(3) action. It leaves after `leave_at[i]` steps: terminated if `terminate[i]`, else truncated; the
+    episode ends when the last agent leaves. Observation of agent i after step t (t = 0 at reset):
+    `np.full(size, 100 * i + t)`. Reward of agent i for its action a at step t (t = 1, 2, ...): `t + 10 * i + a`.
+    Every joint action passed to `step` is kept in `joint_actions`; `seeds` records what each reset was given.
+    """
+
+    metadata = {"name": "fake_parallel"}
+
+    def __init__(self, possible_agents=("a", "b", "c"), leave_at=(3, 5, 6), terminate=(True, False, False),
+                 observation_sizes=None):
+        from gymnasium import spaces
+
+        self.possible_agents = list(possible_agents)
+        self.leave_at = dict(zip(possible_agents, leave_at))
+        self.terminate = dict(zip(possible_agents, terminate))
+        sizes = observation_sizes or (2,) * len(possible_agents)
+        self._observation_spaces = {
+            agent: spaces.Box(-np.inf, np.inf, (size,), np.float32) for agent, size in zip(possible_agents, sizes)
+        }
+        self._action_space = spaces.Discrete(3)
+        self.agents: list = []
+        self.joint_actions: list = []
+        self.seeds: list = []
+        self._t = 0
+
+    def observation_space(self, agent):
+        return self._observation_spaces[agent]
+
+    def action_space(self, agent):
+        return self._action_space
+
+    def _observation(self, agent):
+        index = self.possible_agents.index(agent)
+        return np.full(self._observation_spaces[agent].shape, 100 * index + self._t, np.float32)
+
+    def reset(self, seed=None, options=None):
+        self.seeds.append(seed)
+        self._t = 0
+        self.agents = list(self.possible_agents)
+        return {agent: self._observation(agent) for agent in self.agents}, {agent: {} for agent in self.agents}
+
+    def step(self, actions):
+        assert set(actions) == set(self.agents), (actions, self.agents)  # PettingZoo: actions of live agents only
+        self.joint_actions.append(dict(actions))
+        self._t += 1
+        observations, rewards, terminations, truncations = {}, {}, {}, {}
+        for agent in self.agents:
+            index = self.possible_agents.index(agent)
+            observations[agent] = self._observation(agent)
+            rewards[agent] = float(self._t + 10 * index + actions[agent])
+            leaves = self._t >= self.leave_at[agent]
+            terminations[agent] = leaves and self.terminate[agent]
+            truncations[agent] = leaves and not self.terminate[agent]
+        self.agents = [agent for agent in self.agents if not (terminations[agent] or truncations[agent])]
+        return observations, rewards, terminations, truncations, {agent: {} for agent in observations}
+
+    def close(self):
+        pass
+
+
+def fake_multiagent_environment(seed: int, observation_sizes=None) -> dm_env.Environment:
+    """`FakeParallelEnv` (agents leaving after 3, 5 and 6 steps) through the PettingZoo adapter; an
+    `ExperimentConfig.environment_factory` for multi-agent agents. `observation_sizes` makes the specs differ."""
+    from acmelike.wrappers.pettingzoo_adapter import PettingZooToDmEnv
+
+    return PettingZooToDmEnv(FakeParallelEnv(observation_sizes=observation_sizes), seed=seed)

@@ -29,6 +29,13 @@ from acmelike.wrappers import (
     make_vector_environment,
 )
 from acmelike.wrappers.gymnasium_adapter import NO_EXTRA_DEPENDENCY_MODULES
+from acmelike.wrappers.pettingzoo_adapter import (
+    MPE_ENVIRONMENTS,
+    MPE_PREFIX,
+    check_pettingzoo_id,
+    is_multiagent_spec,
+    make_pettingzoo_environment,
+)
 from launch.experiments.config import ExperimentConfig, OfflineExperimentConfig
 from launch.experiments.overrides import apply_overrides, parse_assignment
 from launch.experiments.parts import read_environment_spec
@@ -92,10 +99,18 @@ def make_experiment_config(
             f"{agent} learns offline, from a dataset: add --dataset ID (a local Minari dataset; "
             f"`python -m launch.cli.record` writes one), or choose an online agent: {', '.join(online_agents())}."
         )
+    if definition.multiagent and (num_envs > 1 or inference != "local"):
+        raise ValueError(
+            f"{agent} acts for several agents, in one environment per actor: use --num-envs 1 and local inference "
+            f"(batched and central-inference actors run single-agent policies); more actors: --actors N."
+        )
     agent_config = make_agent_config(agent, config_overrides, preset=preset, environment=environment)
     threshold = None
     vector_environment_factory = None
-    if environment_factory is None:
+    if environment_factory is None and environment.startswith(MPE_PREFIX):
+        check_pettingzoo_id(environment)  # a ValueError listing the multi-agent environments
+        environment_factory = functools.partial(make_pettingzoo_environment, environment)
+    elif environment_factory is None:
         try:
             check_gymnasium_id(environment)
         except ValueError:
@@ -225,8 +240,12 @@ def unknown_environment_message(name: str, definition: AgentDefinition) -> str:
 
 def environments_that_fit(definition: AgentDefinition) -> List[str]:
     """The gymnasium environments (those needing no extra package) whose spaces `definition`'s networks accept,
-    found by building each environment and the agent's networks for it."""
+    found by building each environment and the agent's networks for it; for a multi-agent agent, the `mpe/`
+    environments."""
     config = definition.config_class()
+    if definition.multiagent:
+        return [MPE_PREFIX + name for name in MPE_ENVIRONMENTS
+                if _builds(definition, config, functools.partial(make_pettingzoo_environment, MPE_PREFIX + name))]
     fitting = []
     with warnings.catch_warnings():  # deprecated versions warn when built; they are only probed here
         warnings.simplefilter("ignore")
@@ -240,8 +259,12 @@ def _fits(definition: AgentDefinition, config, env_id: str, env_spec) -> bool:
     entry_point = env_spec.entry_point
     if not (isinstance(entry_point, str) and entry_point.startswith(NO_EXTRA_DEPENDENCY_MODULES)):
         return False
+    return _builds(definition, config, functools.partial(make_gymnasium_environment, env_id))
+
+
+def _builds(definition: AgentDefinition, config, environment_factory: Callable[[int], Any]) -> bool:
     try:
-        environment = make_gymnasium_environment(env_id, seed=0)
+        environment = environment_factory(seed=0)
         spec = make_environment_spec(environment)
         environment.close()
         definition.make_networks(spec, config)
@@ -259,8 +282,9 @@ def check_agent_fits_environment(
     try:
         config.network_factory(spec)
     except ValueError as error:
-        kind = "discrete" if isinstance(spec.actions, specs.DiscreteArray) else "continuous"
-        fitting = agents_for_action_space(kind)
-        raise ValueError(
-            f"{error} Agents for {kind} actions: {', '.join(fitting) or 'none registered'}."
-        ) from None
+        multiagent = is_multiagent_spec(spec)
+        actions = next(iter(spec.actions.values())) if multiagent else spec.actions
+        kind = "discrete" if isinstance(actions, specs.DiscreteArray) else "continuous"
+        fitting = agents_for_action_space(kind, multiagent=multiagent)
+        what = f"{kind} actions of multi-agent environments" if multiagent else f"{kind} actions"
+        raise ValueError(f"{error} Agents for {what}: {', '.join(fitting) or 'none registered'}.") from None
