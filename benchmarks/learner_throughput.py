@@ -5,16 +5,21 @@ on the device JAX picks (CPU here, a GPU where one is visible). The bare loop on
 end; the learner shell also pulls from an iterator, checks the loss for NaN, counts and logs. The ratio
 learner / bare is the shell's cost (goal: >= 0.95). Compile time is measured separately from run time.
 SAC (batch 256, 256x256 policy and twin critics, three optimisers in one TrainingState) runs on a Pendulum-like
-spec (3-d observations, one action in [-2, 2]) with its default number of SGD steps fused per learner step.
+spec (3-d observations, one action in [-2, 2]) with its default number of SGD steps fused per learner step; so
+does MPO (batch 256, 128x128 MLPs, 20 sampled actions per state, policy, critic and dual optimisers). MuZero (64
+sequences x 16 steps: K = 5 unroll steps, n = 10, 1 bootstrap step, with the search's `action_weights` and
+`root_value` as extras) runs on CartPole-shaped steps; its update unrolls the model's MLPs K steps.
 R2D2 (64 sequences x 80 steps: burn-in 40, trace 39, 1 bootstrap step) and IMPALA (32 x 20, +1 bootstrap step) run
 on Atari-shaped batches: 84x84x4 uint8 frames through the Nature-DQN conv torso and a 512-unit LSTM. On a CPU one
 of those updates takes seconds, so they run only a few calls there, and not at all in quick mode: the numbers
 that matter come from a GPU.
 
-    python benchmarks/learner_throughput.py [--quick] [--agents dqn ppo sac r2d2 impala] [--out benchmarks/results]
+    python benchmarks/learner_throughput.py [--quick] [--agents dqn ppo sac mpo muzero r2d2 impala]
+        [--out benchmarks/results]
 """
 
 import argparse
+import importlib
 import itertools
 import os
 import sys
@@ -98,27 +103,59 @@ def pendulum_like_spec() -> EnvironmentSpec:
     )
 
 
-def sac_case(spec, rng):
-    from agents.sac import SACConfig, learning, make_networks
+def continuous_transition_case(agent):
+    """A case for an actor-critic agent on transitions (SAC, MPO): its default config, batch and update step."""
+    definition = importlib.import_module(f"agents.{agent}").AGENT
+    learning = importlib.import_module(f"agents.{agent}.learning")
 
-    config = SACConfig()
+    def case(spec, rng):
+        config = definition.config_class()
+        networks = definition.make_networks(spec, config)
+        n = config.batch_size * config.num_sgd_steps_per_step
+        obs, actions = spec.observations.shape, spec.actions.shape
+        batch = ReplaySample(
+            info=SampleInfo(np.arange(n, dtype=np.uint64), np.full(n, 1.0 / n), np.full(n, n)),
+            data=Transition(
+                observation=rng.normal(size=(n,) + obs).astype(np.float32),
+                action=rng.uniform(spec.actions.minimum, spec.actions.maximum, (n,) + actions).astype(np.float32),
+                reward=rng.normal(size=n).astype(np.float32),
+                discount=np.full(n, 0.99, np.float32),
+                next_observation=rng.normal(size=(n,) + obs).astype(np.float32),
+            ),
+        )
+        state = learning.init_training_state(networks, config, jax.random.PRNGKey(0))
+        shape = (f"{config.num_sgd_steps_per_step} x [{config.batch_size}] transitions, obs {obs}, "
+                 f"MLPs {config.policy_hidden_sizes}")
+        return learning.make_update_step(networks, config), state, batch, config.num_sgd_steps_per_step, 1, shape
+
+    return case
+
+
+def muzero_case(spec, rng):
+    from agents.muzero import MuZeroConfig, learning, make_networks
+
+    config = MuZeroConfig()
     networks = make_networks(spec, config)
-    n = config.batch_size * config.num_sgd_steps_per_step
-    obs, actions = spec.observations.shape, spec.actions.shape
+    b, t, a = config.batch_size, config.sequence_length, spec.actions.num_values
+    obs = spec.observations.shape
+    starts = np.zeros((b, t), bool)
+    starts[:, t // 2] = True  # one episode boundary per sequence (as on CartPole): n-step targets stop at it
     batch = ReplaySample(
-        info=SampleInfo(np.arange(n, dtype=np.uint64), np.full(n, 1.0 / n), np.full(n, n)),
-        data=Transition(
-            observation=rng.normal(size=(n,) + obs).astype(np.float32),
-            action=rng.uniform(spec.actions.minimum, spec.actions.maximum, (n,) + actions).astype(np.float32),
-            reward=rng.normal(size=n).astype(np.float32),
-            discount=np.full(n, 0.99, np.float32),
-            next_observation=rng.normal(size=(n,) + obs).astype(np.float32),
+        info=SampleInfo(np.arange(b, dtype=np.uint64), rng.uniform(1e-4, 1e-3, b), np.full(b, 10_000)),
+        data=Step(
+            observation=rng.normal(size=(b, t) + obs).astype(np.float32),
+            action=rng.integers(0, a, (b, t)).astype(np.int32),
+            reward=np.ones((b, t), np.float32),
+            discount=np.ones((b, t), np.float32),
+            start_of_episode=starts,
+            extras={"action_weights": rng.dirichlet(np.ones(a), (b, t)).astype(np.float32),
+                    "root_value": rng.normal(size=(b, t)).astype(np.float32)},
         ),
     )
     state = learning.init_training_state(networks, config, jax.random.PRNGKey(0))
-    shape = (f"{config.num_sgd_steps_per_step} x [{config.batch_size}] transitions, obs {obs}, "
-             f"MLPs {config.policy_hidden_sizes}")
-    return learning.make_update_step(networks, config), state, batch, config.num_sgd_steps_per_step, 1, shape
+    shape = (f"[{b} x {t}] steps (K {config.num_unroll_steps} + n {config.n_step} + 1), obs {obs}, "
+             f"MLPs {config.hidden_sizes}")
+    return learning.make_update_step(networks, config), state, batch, 1, 1, shape
 
 
 FRAMES = (84, 84, 4)
@@ -227,17 +264,18 @@ def measure(name, case, calls: int, repeats: int, loss_keys=("loss",)):
     }
 
 
-def sac_loss_keys():
-    from agents.sac.learning import LOSS_KEYS
-
-    return LOSS_KEYS
+def agent_loss_keys(agent):
+    """The losses `SGDLearner` checks for NaN: the agent's `LOSS_KEYS` where it has several, else "loss"."""
+    return getattr(importlib.import_module(f"agents.{agent}.learning"), "LOSS_KEYS", ("loss",))
 
 
 # name -> (case builder, spec builder, calls relative to DQN's, whether it is one of the heavy Atari-shaped cases)
 CASES = {
     "dqn": (dqn_case, lambda args: cartpole_like_spec(args.observation_size, args.num_actions), 1.0, False),
     "ppo": (ppo_case, lambda args: cartpole_like_spec(args.observation_size, args.num_actions), 0.2, False),
-    "sac": (sac_case, lambda args: pendulum_like_spec(), 0.2, False),
+    "sac": (continuous_transition_case("sac"), lambda args: pendulum_like_spec(), 0.2, False),
+    "mpo": (continuous_transition_case("mpo"), lambda args: pendulum_like_spec(), 0.2, False),
+    "muzero": (muzero_case, lambda args: cartpole_like_spec(args.observation_size, args.num_actions), 0.2, False),
     "r2d2": (r2d2_case, lambda args: atari_like_spec(), 1.0, True),
     "impala": (impala_case, lambda args: atari_like_spec(), 4.0, True),
 }
@@ -266,9 +304,9 @@ def main(argv=None):
     for name in agents:
         make_case, make_spec, scale, heavy = CASES[name]
         base_calls, base_repeats = (heavy_calls, heavy_repeats) if heavy else (calls, repeats)
-        loss_keys = sac_loss_keys() if name == "sac" else ("loss",)
         case = make_case(make_spec(args), rng)
-        results.append(measure(name, case, max(int(base_calls * scale), 1 if heavy else 10), base_repeats, loss_keys))
+        calls_per_repeat = max(int(base_calls * scale), 1 if heavy else 10)
+        results.append(measure(name, case, calls_per_repeat, base_repeats, agent_loss_keys(name)))
         print(f"{name}: {results[-1]['sgd_learner_sgd_steps_per_s']} SGD steps/s", flush=True)
     device = jax.devices()[0]
     payload = {
