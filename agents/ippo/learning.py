@@ -10,13 +10,12 @@ from typing import Dict
 
 import jax
 import jax.numpy as jnp
-import optax
 
 from acmelike.losses import generalized_advantage_estimation, ppo_loss
 from acmelike.types import ReplaySample
 from agents.ippo.config import IPPOConfig
 from agents.ippo.networks import MultiAgentPPONetworks, global_state, stack_agents
-from agents.ppo.learning import TrainingState, make_optimizer
+from agents.ppo.learning import TrainingState, make_optimizer, minibatch_epochs
 
 # GAE over [B, T, n]: one independent sequence per (batch row, agent).
 _per_agent_gae = jax.vmap(
@@ -114,26 +113,10 @@ def make_update_step(networks: MultiAgentPPONetworks, config: IPPOConfig):
 
     def update_step(state: TrainingState, sample: ReplaySample):
         data = policy_batches(networks, config, state.params, sample.data)
-        num_items = data["global_state"].shape[0]
-        minibatch_size = num_items // config.num_minibatches
-
-        def sgd_step(carry, minibatch):
-            params, opt_state = carry
-            (_, outputs), grads = jax.value_and_grad(
-                lambda p: loss(networks, config, p, minibatch), has_aux=True)(params)
-            updates, opt_state = optimizer.update(grads, opt_state, params)
-            return (optax.apply_updates(params, updates), opt_state), outputs
-
-        def epoch(carry, key):
-            permutation = jax.random.permutation(key, num_items)
-            shuffled = jax.tree_util.tree_map(
-                lambda x: jnp.reshape(x[permutation], (config.num_minibatches, minibatch_size) + x.shape[1:]), data
-            )
-            return jax.lax.scan(sgd_step, carry, shuffled)
-
         key, epoch_key = jax.random.split(state.key)
-        (params, opt_state), outputs = jax.lax.scan(
-            epoch, (state.params, state.opt_state), jax.random.split(epoch_key, config.num_epochs)
+        params, opt_state, outputs = minibatch_epochs(
+            optimizer, lambda params, minibatch: loss(networks, config, params, minibatch), state.params,
+            state.opt_state, data, epoch_key, num_epochs=config.num_epochs, num_minibatches=config.num_minibatches,
         )
         per_policy = list(outputs.values())
         metrics = {field: jnp.mean(jnp.stack([jnp.mean(getattr(o, field)) for o in per_policy]))

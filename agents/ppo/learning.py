@@ -29,6 +29,33 @@ def init_training_state(networks: PPONetworks, config: PPOConfig, key: jax.Array
     return TrainingState(params=params, opt_state=make_optimizer(config).init(params), key=key, steps=jnp.zeros((), jnp.int32))
 
 
+def minibatch_epochs(optimizer: optax.GradientTransformation, loss_fn, params, opt_state, data, key: jax.Array, *,
+                     num_epochs: int, num_minibatches: int):
+    """PPO's optimisation: `num_epochs` passes over `data` (a pytree of `[N, ...]` arrays), each a fresh shuffle cut
+    into `num_minibatches` minibatches of `N // num_minibatches` items (the remainder is left out of that pass), one
+    optimizer step on `loss_fn(params, minibatch) -> (loss, aux)` per minibatch.
+
+    Returns `(params, opt_state, aux)`, `aux` stacked `[num_epochs, num_minibatches, ...]`.
+    """
+    num_items = jax.tree_util.tree_leaves(data)[0].shape[0]
+    minibatch_size = num_items // num_minibatches
+
+    def sgd_step(carry, minibatch):
+        params, opt_state = carry
+        (_, aux), grads = jax.value_and_grad(loss_fn, has_aux=True)(params, minibatch)
+        updates, opt_state = optimizer.update(grads, opt_state, params)
+        return (optax.apply_updates(params, updates), opt_state), aux
+
+    def epoch(carry, key):
+        permutation = jax.random.permutation(key, num_items)
+        shuffled = jax.tree_util.tree_map(
+            lambda x: jnp.reshape(x[permutation], (num_minibatches, minibatch_size) + x.shape[1:]), data)
+        return jax.lax.scan(sgd_step, carry, shuffled)
+
+    (params, opt_state), aux = jax.lax.scan(epoch, (params, opt_state), jax.random.split(key, num_epochs))
+    return params, opt_state, aux
+
+
 def make_update_step(networks: PPONetworks, config: PPOConfig):
     """Returns `update_step(state, sample) -> (state, metrics, extras)`.
 
@@ -76,8 +103,6 @@ def make_update_step(networks: PPONetworks, config: PPOConfig):
             returns=flat(returns),
             mask=flat(mask),
         )
-        num_items = data["mask"].shape[0]
-        minibatch_size = num_items // config.num_minibatches
 
         def loss_fn(params, minibatch):
             logits, values = apply(params, minibatch["observation"])
@@ -95,22 +120,10 @@ def make_update_step(networks: PPONetworks, config: PPOConfig):
             )
             return out.loss, out
 
-        def sgd_step(carry, minibatch):
-            params, opt_state = carry
-            (_, out), grads = jax.value_and_grad(loss_fn, has_aux=True)(params, minibatch)
-            updates, opt_state = optimizer.update(grads, opt_state, params)
-            return (optax.apply_updates(params, updates), opt_state), out
-
-        def epoch(carry, key):
-            permutation = jax.random.permutation(key, num_items)
-            shuffled = jax.tree_util.tree_map(
-                lambda x: jnp.reshape(x[permutation], (config.num_minibatches, minibatch_size) + x.shape[1:]), data
-            )
-            return jax.lax.scan(sgd_step, carry, shuffled)
-
         key, epoch_key = jax.random.split(state.key)
-        (params, opt_state), outs = jax.lax.scan(
-            epoch, (state.params, state.opt_state), jax.random.split(epoch_key, config.num_epochs)
+        params, opt_state, outs = minibatch_epochs(
+            optimizer, loss_fn, state.params, state.opt_state, data, epoch_key,
+            num_epochs=config.num_epochs, num_minibatches=config.num_minibatches,
         )
         metrics = {name: jnp.mean(value) for name, value in outs._asdict().items()}
         metrics["mask_fraction"] = jnp.mean(mask)
