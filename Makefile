@@ -17,11 +17,12 @@ PY_LATEST := $(VENV_LATEST)/bin/python
 RUN_DIR ?= runs/demo-dqn-cartpole
 DEMO_STEPS ?= 100000
 PYTEST_ARGS ?=
-# Test processes (pytest-xdist). Two on CI's 2 cores: much of a test is single-threaded Python (environment loops,
-# a subprocess importing TensorFlow), so a second worker fills the idle core. Tests that share a trained run share
-# an xdist_group (--dist loadgroup keeps each group on one worker). Tests marked `alone` (Ray on a two-node cluster:
-# its port allocation races under load) run afterwards, one at a time. TEST_WORKERS=0: all in one process.
-TEST_WORKERS ?= 2
+# Test processes (pytest-xdist). TEST_WORKERS=2 on 2 cores ran the full stack's tests in 1,397 s (+ 218 s for the
+# `alone` ones), but one -n 2 run of the latest stack hung in an in-process offline run (both workers idle on a
+# futex), so the default stays one process until that is understood. Tests that share a trained run share an
+# xdist_group (--dist loadgroup keeps each group on one worker). Tests marked `alone` (Ray on a two-node cluster:
+# its port allocation races under load) run afterwards, one at a time.
+TEST_WORKERS ?= 0
 PYTEST_PARALLEL := $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadgroup)
 
 .PHONY: demo test test-long test-latest venv venv-latest clean notebook docs results
