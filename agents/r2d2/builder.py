@@ -21,6 +21,11 @@ class R2D2Builder(ActorLearnerBuilder[R2D2Networks, ActorCore]):
     """Prioritized replay of overlapping sequences with their stored LSTM state; the learner writes sequence
     priorities back."""
 
+    # The learning module (init_training_state, make_update_step) and the learner's name: a builder reusing this
+    # replay with another sequence learner (MuZero) sets these two.
+    learning = learning
+    learner_name = "R2D2 learner"
+
     def __init__(self, config: R2D2Config = R2D2Config()):
         self.config = config
 
@@ -92,11 +97,11 @@ class R2D2Builder(ActorLearnerBuilder[R2D2Networks, ActorCore]):
         logger=None,
     ) -> core.Learner:
         parts = LearningParts(
-            state=learning.init_training_state(networks, self.config, random_key),
-            update_step=learning.make_update_step(networks, self.config),
+            state=self.learning.init_training_state(networks, self.config, random_key),
+            update_step=self.learning.make_update_step(networks, self.config),
             loss_keys=("loss",),
             policy_params=lambda state: state.params,
         )
         write = functools.partial(write_priorities, replay_client, self.config.replay_table_name)
-        return parts.make_learner(dataset, name="R2D2 learner", counter=counter, logger=logger,
+        return parts.make_learner(dataset, name=self.learner_name, counter=counter, logger=logger,
                                   after_update=write if replay_client is not None else None)
