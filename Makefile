@@ -21,7 +21,8 @@ PYTEST_ARGS ?=
 # `alone` ones), but one -n 2 run of the latest stack hung in an in-process offline run (both workers idle on a
 # futex), so the default stays one process until that is understood. Tests that share a trained run share an
 # xdist_group (--dist loadgroup keeps each group on one worker). Tests marked `alone` (Ray on a two-node cluster:
-# its port allocation races under load) run afterwards, one at a time.
+# its port allocation races under load) run first, one at a time, on an idle machine; the main run comes last so
+# that CI's output ends with its summary (on the latest stack every `alone` test skips: they need Reverb).
 TEST_WORKERS ?= 0
 PYTEST_PARALLEL := $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadgroup)
 
@@ -50,8 +51,8 @@ demo: venv
 
 # ACMELIKE_FULL_STACK=1: on the full stack a test needing Reverb/Launchpad fails rather than skips.
 test: venv
-	ACMELIKE_FULL_STACK=1 $(PY) -m pytest -q --durations=25 $(PYTEST_PARALLEL) -m "not long and not alone" $(PYTEST_ARGS) tests
 	ACMELIKE_FULL_STACK=1 $(PY) -m pytest -q --durations=5 -m "alone and not long" $(PYTEST_ARGS) tests || test $$? -eq 5
+	ACMELIKE_FULL_STACK=1 $(PY) -m pytest -q --durations=25 $(PYTEST_PARALLEL) -m "not long and not alone" $(PYTEST_ARGS) tests
 
 # Long tests (marked `long`, deselected by pytest.ini): distributed learning runs and slow datasets.
 test-long: venv
@@ -59,8 +60,8 @@ test-long: venv
 
 # Tests needing Reverb/Launchpad/TensorFlow skip here, each naming the missing package (-rs lists them).
 test-latest: venv-latest
-	$(PY_LATEST) -m pytest -q -rs --durations=25 $(PYTEST_PARALLEL) -m "not long and not alone" $(PYTEST_ARGS) tests
 	$(PY_LATEST) -m pytest -q -rs -m "alone and not long" $(PYTEST_ARGS) tests || test $$? -eq 5
+	$(PY_LATEST) -m pytest -q -rs --durations=25 $(PYTEST_PARALLEL) -m "not long and not alone" $(PYTEST_ARGS) tests
 
 notebook: venv
 	$(VENV)/bin/jupyter execute notebooks/*.ipynb
