@@ -26,16 +26,28 @@ from dm_env import specs
 from acmelike import core
 from acmelike.checkpointing import ARRAYS, CheckpointError, Checkpointer, latest_checkpoint, read_metadata
 from acmelike.specs import EnvironmentSpec
+from acmelike.wrappers.pettingzoo_adapter import AgentObservation
 
 SNAPSHOTS = "snapshots"
 
 
 # Environment specs <-> JSON.
 
+# The named tuples a spec may hold, by name: a multi-agent observation spec is a dict of AgentObservations.
+NAMED_SPEC_TUPLES = {"AgentObservation": AgentObservation}
+
+
 def spec_to_json(spec: Any) -> Any:
-    """A (nest of) dm_env spec(s) as JSON data: dicts, lists and tuples of specs are kept as nests."""
+    """A (nest of) dm_env spec(s) as JSON data: dicts, lists, tuples and the named tuples of `NAMED_SPEC_TUPLES`
+    are kept as nests."""
     if isinstance(spec, dict):
         return {"nest": "dict", "items": {key: spec_to_json(value) for key, value in spec.items()}}
+    if isinstance(spec, tuple) and hasattr(spec, "_fields"):
+        name = type(spec).__name__
+        if NAMED_SPEC_TUPLES.get(name) is not type(spec):
+            raise ValueError(f"A spec holds the named tuple {name}, which snapshots cannot read back: add it to "
+                             "acmelike.snapshots.NAMED_SPEC_TUPLES.")
+        return {"nest": "namedtuple", "type": name, "items": [spec_to_json(value) for value in spec]}
     if isinstance(spec, (list, tuple)):
         return {"nest": "list", "items": [spec_to_json(value) for value in spec]}
     data = {"shape": list(spec.shape), "dtype": np.dtype(spec.dtype).str, "name": spec.name}
@@ -52,6 +64,11 @@ def spec_from_json(data: Any) -> Any:
     if "nest" in data:
         if data["nest"] == "dict":
             return {key: spec_from_json(value) for key, value in data["items"].items()}
+        if data["nest"] == "namedtuple":
+            if data["type"] not in NAMED_SPEC_TUPLES:
+                raise ValueError(f"The spec holds a named tuple {data['type']!r} this code does not know; known: "
+                                 f"{', '.join(NAMED_SPEC_TUPLES)}.")
+            return NAMED_SPEC_TUPLES[data["type"]](*(spec_from_json(value) for value in data["items"]))
         return tuple(spec_from_json(value) for value in data["items"])
     shape, dtype, name = tuple(data["shape"]), np.dtype(data["dtype"]), data.get("name")
     if data["kind"] == "discrete":

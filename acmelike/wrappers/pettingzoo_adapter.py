@@ -221,10 +221,11 @@ def check_pettingzoo_id(name: str) -> None:
         )
 
 
-def make_pettingzoo_environment(name: str, seed: int) -> PettingZooToDmEnv:
-    """The environment `mpe/<environment>` (e.g. "mpe/simple_spread_v3", default arguments, discrete actions)."""
+def make_pettingzoo_environment(name: str, seed: int, render_mode: Optional[str] = None) -> PettingZooToDmEnv:
+    """The environment `mpe/<environment>` (e.g. "mpe/simple_spread_v3", default arguments, discrete actions);
+    `render_mode="rgb_array"` lets `pettingzoo_env.render()` return frames (as `launch.cli.evaluate --video` does)."""
     check_pettingzoo_id(name)
     module = importlib.import_module(f"mpe2.{name[len(MPE_PREFIX):]}")
     with PYGAME_LOCK:
-        environment = module.parallel_env()
+        environment = module.parallel_env(render_mode=render_mode)
     return PettingZooToDmEnv(environment, seed=seed, name=name)

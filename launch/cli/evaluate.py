@@ -4,8 +4,9 @@
     python -m launch.cli.evaluate runs/dqn --episodes 5 --video cartpole.gif
 
 RUN_DIR may also be a `snapshots/` folder or one snapshot. The environment is the one the run trained on (its id
-is in the snapshot), rebuilt with gymnasium; the policy is the agent's evaluation policy (e.g. greedy for DQN).
-Nothing of the training code path (learner, replay, Launchpad) is built.
+is in the snapshot), rebuilt with gymnasium, or PettingZoo for `mpe/...`; the policy is the agent's evaluation
+policy (e.g. greedy for DQN). A multi-agent run's returns are the team's (the sum over agents), and the result
+also holds each agent's mean return. Nothing of the training code path (learner, replay, Launchpad) is built.
 """
 
 import argparse
@@ -22,21 +23,28 @@ from acmelike.loggers import NoOpLogger
 from acmelike.specs import make_environment_spec
 from acmelike.wrappers import check_gymnasium_id
 from acmelike.wrappers.gymnasium_adapter import GymnasiumToDmEnv
+from acmelike.wrappers.pettingzoo_adapter import MPE_PREFIX, agent_ids, make_pettingzoo_environment
 from environment_loops import EnvironmentLoop
 from launch.lifecycle.snapshots import load_snapshot
 
 
 class FrameRecorder:
-    """An EnvironmentLoop observer keeping the gymnasium environment's rgb frames of every step."""
+    """An EnvironmentLoop observer keeping the rgb frames of every step of the gymnasium (or PettingZoo)
+    environment inside the adapter."""
 
     def __init__(self):
         self.frames: List[np.ndarray] = []
 
+    @staticmethod
+    def _frame(env) -> np.ndarray:
+        inner = env.pettingzoo_env if hasattr(env, "pettingzoo_env") else env.gymnasium_env
+        return np.asarray(inner.render())
+
     def observe_first(self, env, timestep) -> None:
-        self.frames.append(np.asarray(env.gymnasium_env.render()))
+        self.frames.append(self._frame(env))
 
     def observe(self, env, timestep, action) -> None:
-        self.frames.append(np.asarray(env.gymnasium_env.render()))
+        self.frames.append(self._frame(env))
 
     def get_metrics(self) -> dict:
         return {}
@@ -69,11 +77,15 @@ def write_video(frames: List[np.ndarray], path: str, fps: int = 30) -> None:
 
 
 def make_environment(environment_id: str, seed: int, render: bool):
-    """The run's gymnasium environment as the agents see it (float32), rendering rgb frames if `render`."""
-    check_gymnasium_id(environment_id)
+    """The run's environment as the agents see it (float32), rendering rgb frames if `render`: gymnasium's, or
+    PettingZoo's for an `mpe/...` id."""
+    if not environment_id.startswith(MPE_PREFIX):
+        check_gymnasium_id(environment_id)
     if render:  # pygame renders off-screen; without these SDL looks for a display and an audio device
         os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
         os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
+    if environment_id.startswith(MPE_PREFIX):
+        return make_pettingzoo_environment(environment_id, seed, render_mode="rgb_array" if render else None)
     env = gymnasium.make(environment_id, render_mode="rgb_array" if render else None)
     return GymnasiumToDmEnv(env, seed=seed, single_precision=True)
 
@@ -93,15 +105,23 @@ def evaluate(
     _check_spec(snapshot, make_environment_spec(env), environment)
     actor = snapshot.make_actor(seed)
     recorder = FrameRecorder()
-    returns = []
+    episode_results = []
     for episode in range(episodes):
         observers = (recorder,) if video is not None and episode == 0 else ()
         loop = EnvironmentLoop(env, actor, logger=NoOpLogger(), observers=observers, should_update=False)
-        returns.append(float(loop.run_episode()["episode_return"]))
+        episode_results.append(loop.run_episode())
+    env.close()
+    returns = [float(episode_result["episode_return"]) for episode_result in episode_results]
     result: dict[str, Any] = {
         "snapshot": snapshot.path, "agent": snapshot.agent, "env": environment, "step": snapshot.step,
         "returns": returns, "mean_return": float(np.mean(returns)),
     }
+    agent_columns = sorted(key for key in episode_results[0] if key.startswith("episode_return/"))
+    if agent_columns:  # a multi-agent run: each agent's mean return beside the team's
+        result["mean_agent_returns"] = {
+            column.split("/", 1)[1]: float(np.mean([episode_result[column] for episode_result in episode_results]))
+            for column in agent_columns
+        }
     if video is not None:
         write_video(recorder.frames, video)
         result.update(video=video, frames=len(recorder.frames), frame_shape=list(recorder.frames[0].shape))
@@ -109,14 +129,28 @@ def evaluate(
 
 
 def _check_spec(snapshot, spec, environment: str) -> None:
-    """The snapshot's networks fit only the spec they were built for: a ValueError naming both if not."""
-    for field in ("observations", "actions"):
-        saved, actual = getattr(snapshot.environment_spec, field), getattr(spec, field)
+    """The snapshot's networks fit only the spec they were built for: a ValueError naming both if not (for a
+    multi-agent spec, the agent ids, then each agent's observation and action)."""
+    saved_spec = snapshot.environment_spec
+    if isinstance(saved_spec.actions, dict) or isinstance(spec.actions, dict):
+        saved_ids = agent_ids(saved_spec) if isinstance(saved_spec.actions, dict) else None
+        actual_ids = agent_ids(spec) if isinstance(spec.actions, dict) else None
+        if saved_ids != actual_ids:
+            raise ValueError(
+                f"The snapshot {snapshot.path} was trained on agents {saved_ids}, but {environment} has {actual_ids}."
+            )
+        # An agent's observation spec is an AgentObservation (observation, active): a plain tuple once saved.
+        pairs = [(f"observations of agent {agent!r}", saved_spec.observations[agent][0], spec.observations[agent][0])
+                 for agent in saved_ids]
+        pairs += [(f"actions of agent {agent!r}", saved_spec.actions[agent], spec.actions[agent]) for agent in saved_ids]
+    else:
+        pairs = [(field, getattr(saved_spec, field), getattr(spec, field)) for field in ("observations", "actions")]
+    for what, saved, actual in pairs:
         if getattr(saved, "shape", None) != getattr(actual, "shape", None) or getattr(
             saved, "num_values", None
         ) != getattr(actual, "num_values", None):
             raise ValueError(
-                f"The snapshot {snapshot.path} was trained on {field} {saved!r}, but {environment} has {actual!r}."
+                f"The snapshot {snapshot.path} was trained on {what} {saved!r}, but {environment} has {actual!r}."
             )
 
 
