@@ -50,7 +50,7 @@ class GenericActor(core.Actor, core.Saveable):
 
     def select_action(self, observation):
         action, self._state = self._select_action(self._params, observation, self._state)
-        return np.asarray(action)
+        return jax.tree_util.tree_map(np.asarray, action)  # a multi-agent policy's action is a dict of arrays
 
     def observe_first(self, timestep: dm_env.TimeStep) -> None:
         self._state = self._on_episode_start(self._state)

@@ -27,9 +27,15 @@ from acmelike.actors.actor_core import ActorCore
 from acmelike.actors.batched import BatchedActor, make_batched_step
 
 
+def _rows(tree) -> int:
+    """The batch size of a nest of arrays (a multi-agent observation is a dict of per-agent nests)."""
+    return len(jax.tree_util.tree_leaves(tree)[0])
+
+
 class _Request:
     def __init__(self, actor_id, observations, starting, finished):
         self.actor_id, self.observations, self.starting, self.finished = actor_id, observations, starting, finished
+        self.size = _rows(observations)
         self.done = threading.Event()
         self.result = None
         self.error: Optional[BaseException] = None
@@ -74,7 +80,8 @@ class InferenceServer:
         """Blocks until the batch holding this request is served; returns (actions [n], extras [n])."""
         if actor_id not in self._states:
             raise KeyError(f"Actor {actor_id!r} is not registered with the inference server (call register first).")
-        request = _Request(actor_id, np.asarray(observations), np.asarray(starting), np.asarray(finished))
+        request = _Request(actor_id, jax.tree_util.tree_map(np.asarray, observations), np.asarray(starting),
+                           np.asarray(finished))
         self._requests.put(request)
         while not request.done.wait(0.2):
             if self._stop.is_set():
@@ -101,18 +108,18 @@ class InferenceServer:
                     first = self._requests.get(timeout=0.1)
                 except queue.Empty:
                     continue
-                batch, size = [first], len(first.observations)
+                batch, size = [first], first.size
                 deadline = _now() + self._timeout_s
                 while size < self._max_batch_size:
                     try:
                         request = self._requests.get(timeout=max(0.0, deadline - _now()))
                     except queue.Empty:
                         break
-                    if size + len(request.observations) > self._max_batch_size:
+                    if size + request.size > self._max_batch_size:
                         self._requests.put(request)  # waits for the next batch (order among actors is not kept)
                         break
                     batch.append(request)
-                    size += len(request.observations)
+                    size += request.size
                 try:
                     self._serve(batch, size)
                 except BaseException as error:
@@ -141,10 +148,10 @@ class InferenceServer:
         self.batch_sizes.append(size)
         start = 0
         for request in batch:
-            n = len(request.observations)
+            n = request.size
             rows = slice(start, start + n)
             self._states[request.actor_id] = jax.tree_util.tree_map(lambda x: x[rows], states)
-            request.result = (actions[rows], jax.tree_util.tree_map(lambda x: x[rows], extras))
+            request.result = jax.tree_util.tree_map(lambda x: x[rows], (actions, extras))
             request.done.set()
             start += n
 
@@ -210,8 +217,8 @@ class SingleInferenceClientActor(core.Actor):
             self._actor_id, observations, np.array([self._starting]), np.zeros(1, bool)
         )
         self._starting = False
-        self._extras = jax.tree_util.tree_map(lambda x: x[0], extras)
-        return actions[0]
+        actions, self._extras = jax.tree_util.tree_map(lambda x: x[0], (actions, extras))
+        return actions
 
     def observe_first(self, timestep) -> None:
         self._starting = True  # the server runs the core's episode hook before this episode's first action

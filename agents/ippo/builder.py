@@ -4,20 +4,15 @@ The queue, dataset, CONTINUE sequence adder and learner are `OnPolicyBuilder`'s,
 `Step` of per-agent dicts, so all agents' steps of `unroll_length + 1` environment steps travel together.
 """
 
-from typing import NamedTuple, Optional
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
-from acmelike import core
-from acmelike.actors import GenericActor
 from acmelike.actors.actor_core import ActorCore
-from acmelike.adders.base import Adder
 from acmelike.builders import ActorLearnerBuilder
 from acmelike.learners import LearningParts
 from acmelike.specs import EnvironmentSpec
-from acmelike.variables import VariableClient
 from agents.ippo import learning
 from agents.ippo.config import IPPOConfig
 from agents.ippo.networks import MultiAgentPPONetworks, global_state, stack_agents
@@ -59,15 +54,6 @@ def multiagent_categorical_core(networks: MultiAgentPPONetworks, greedy: bool = 
     return ActorCore(init=init, select_action=select_action, get_extras=lambda state: {"log_prob": state.log_prob})
 
 
-class _DictActionActor(GenericActor):
-    """A `GenericActor` whose actions are dicts keyed by agent id, each agent's action a NumPy array."""
-
-    def select_action(self, observation):
-        # GenericActor converts the action with one np.asarray, which wraps a dict in a 0-d object array: take the
-        # dict back out and convert each agent's action instead.
-        return jax.tree_util.tree_map(np.asarray, super().select_action(observation).item())
-
-
 class IPPOBuilder(OnPolicyBuilder, ActorLearnerBuilder[MultiAgentPPONetworks, ActorCore]):
     """Sequences of `unroll_length + 1` joint steps through a Reverb queue; each learner step consumes `batch_size`."""
 
@@ -87,11 +73,3 @@ class IPPOBuilder(OnPolicyBuilder, ActorLearnerBuilder[MultiAgentPPONetworks, Ac
             loss_keys=("loss",),
             policy_params=lambda state: state.params,
         )
-
-    def make_actor(self, *, random_key, policy: ActorCore, environment_spec: EnvironmentSpec,
-                   variable_source: Optional[core.VariableSource] = None, adder: Optional[Adder] = None) -> core.Actor:
-        """`ActorLearnerBuilder.make_actor`'s actor (the evaluator's too: it fetches every step without an adder),
-        returning dict actions."""
-        period = self.config.variable_update_period if adder is not None else 1
-        client = None if variable_source is None else VariableClient(variable_source, "policy", update_period=period)
-        return _DictActionActor(policy, random_key, client, adder)

@@ -36,6 +36,7 @@ from acmelike.wrappers.pettingzoo_adapter import (
     is_multiagent_spec,
     make_pettingzoo_environment,
 )
+from agents.independent.builder import DecentralisedBuilder
 from launch.experiments.config import ExperimentConfig, OfflineExperimentConfig
 from launch.experiments.overrides import apply_overrides, parse_assignment
 from launch.experiments.parts import read_environment_spec
@@ -99,12 +100,19 @@ def make_experiment_config(
             f"{agent} learns offline, from a dataset: add --dataset ID (a local Minari dataset; "
             f"`python -m launch.cli.record` writes one), or choose an online agent: {', '.join(online_agents())}."
         )
-    if definition.multiagent and (num_envs > 1 or inference != "local"):
+    if definition.multiagent and num_envs > 1:
         raise ValueError(
-            f"{agent} acts for several agents, in one environment per actor: use --num-envs 1 and local inference "
-            f"(batched and central-inference actors run single-agent policies); more actors: --actors N."
+            f"{agent} acts for several agents, in one environment per actor: use --num-envs 1 (there is no vector "
+            f"form of the PettingZoo adapter); more environments at once: --actors N."
         )
     agent_config = make_agent_config(agent, config_overrides, preset=preset, environment=environment)
+    builder = definition.make_builder(agent_config)
+    if inference == "central" and isinstance(builder, DecentralisedBuilder):
+        raise ValueError(
+            f"{agent} runs one single-agent actor per agent, each starting and ending its own episodes, so there is "
+            f"no one policy for an inference node to serve: use --inference local, or a parameter-shared agent "
+            f"(ippo, mappo), whose one policy acts for every agent and serves every actor's agents in one batch."
+        )
     threshold = None
     vector_environment_factory = None
     if environment_factory is None and environment.startswith(MPE_PREFIX):
@@ -123,7 +131,7 @@ def make_experiment_config(
         # specs and timesteps and casts actions back to the environment's own dtypes.
         environment_factory = functools.partial(_single_precision, environment_factory)
     config = ExperimentConfig(
-        builder=definition.make_builder(agent_config),
+        builder=builder,
         environment_factory=environment_factory,
         network_factory=functools.partial(definition.make_networks, config=agent_config),
         max_num_actor_steps=max_num_actor_steps,

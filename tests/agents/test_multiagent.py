@@ -234,12 +234,19 @@ def test_multiagent_agents_fit_the_mpe_environments_their_specs_allow():
                                                                           "mpe/simple_spread_v3"]
     with pytest.raises(ValueError, match=r"ippo acts for several agents, in one environment per actor"):
         make_experiment_config(agent="ippo", environment="mpe/simple_spread_v3", max_num_actor_steps=1, num_envs=4)
+    with pytest.raises(ValueError, match=r"independent_dqn runs one single-agent actor per agent.*ippo, mappo"):
+        make_experiment_config(agent="independent_dqn", environment="mpe/simple_spread_v3", max_num_actor_steps=1,
+                               inference="central")
+    assert make_experiment_config(agent="mappo", environment="mpe/simple_spread_v3", max_num_actor_steps=1,
+                                  inference="central").inference == "central"
 
 
 @pytest.mark.parametrize("agent, launch, environment", [
     ("ippo", "local_mt", "mpe/simple_spread_v3"),
     pytest.param("mappo", "local_mp", "mpe/simple_spread_v3", marks=long_test),
     pytest.param("independent_dqn", "local_mt", "mpe/simple_adversary_v3", marks=long_test),
+    pytest.param("ippo", "ray", "mpe/simple_spread_v3", marks=long_test),  # ~60 s: a local Ray cluster starts
+    pytest.param("ippo", "local_mt --inference central", "mpe/simple_spread_v3", marks=long_test),
 ])
 def test_multiagent_agents_run_as_distributed_programs(agent, launch, environment, tmp_path):
     """The command line, as a person runs it: two actors, each stepping its own multi-agent environment."""
@@ -248,8 +255,8 @@ def test_multiagent_agents_run_as_distributed_programs(agent, launch, environmen
 
     smoke = [arg for key, value in agent_definition(agent).smoke_config.items()  # learner steps within 600 steps
              for arg in ("--config", f"{key}={','.join(map(str, value)) if isinstance(value, tuple) else value}")]
-    launcher = Launcher("--agent", agent, "--env", environment, "--launch", launch, "--actors", 2, "--steps", 600,
-                        *smoke, run_dir=tmp_path, command_line=True)
+    launcher = Launcher("--agent", agent, "--env", environment, "--launch", *launch.split(), "--actors", 2,
+                        "--steps", 600, *smoke, run_dir=tmp_path, command_line=True)
     assert launcher.wait(timeout=300) == 0, launcher.output[-5000:]
     summary = json.loads("{" + line_after(launcher.output, "{"))
     assert summary["agent"] == agent and summary["env_steps"] >= 600 and summary["learner_steps"] > 0, summary
@@ -293,3 +300,57 @@ def test_a_multiagent_run_resumes_and_its_snapshot_plays_back_into_a_gif(tmp_pat
     # A snapshot played on the other MPE task is refused, naming the agents of each.
     wrong = command_line(run_dir, "--episodes", 1, "--env", "mpe/simple_adversary_v3", module="launch.cli.evaluate")
     assert wrong.returncode == 2 and "was trained on agents ('agent_0', 'agent_1', 'agent_2')" in wrong.stderr
+
+
+def test_central_inference_serves_every_agent_of_every_actor_the_actions_of_local_inference():
+    """Three actors' multi-agent observations go to one InferenceServer: each batch is one call of IPPO's policy
+    for every agent of every actor in it, and each actor gets exactly what a GenericActor with its key chooses."""
+    import threading
+
+    from acmelike.actors import GenericActor
+    from acmelike.actors.inference import InferenceServer, SingleInferenceClientActor
+
+    environment = fake_multiagent_environment(0)
+    networks = make_networks(make_environment_spec(environment), IPPOConfig(hidden_sizes=(8,)))
+
+    class Fixed:
+        params = networks.init(jax.random.PRNGKey(0))
+
+        def update(self, wait=False):
+            pass
+
+    policy = multiagent_categorical_core(networks, greedy=False)
+
+    def act(actor, seed):
+        environment = fake_multiagent_environment(seed)
+        actions = []
+        for _ in range(3):  # episodes of 6 steps, agents leaving after 3 and 5
+            timestep = environment.reset()
+            actor.observe_first(timestep)
+            while not timestep.last():
+                action = actor.select_action(timestep.observation)
+                actions.append([int(action[agent]) for agent in IDS])
+                timestep = environment.step(action)
+                actor.observe(action, timestep)
+        return actions
+
+    keys = [jax.random.PRNGKey(10 + index) for index in range(3)]
+    local = [act(GenericActor(policy, key, Fixed()), index) for index, key in enumerate(keys)]
+    server = InferenceServer(policy, Fixed(), max_batch_size=3, timeout_s=0.05)
+    server.start()
+    central = [None] * 3
+
+    def client(index):
+        central[index] = act(SingleInferenceClientActor(server, index, keys[index]), index)
+
+    threads = [threading.Thread(target=client, args=(index,)) for index in range(3)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        server.stop()
+    assert central == local
+    assert max(server.batch_sizes) > 1, "some batches served several actors at once"
+    assert len({action for episode in local for step in episode for action in step}) > 1
