@@ -27,6 +27,7 @@ ORDER = [
     "distributed_scaling",
     "engine_overhead",
     "central_inference",
+    "multiagent_inference",
     "learner_throughput",
 ]
 

@@ -32,6 +32,7 @@ BENCHMARKS = [
     "distributed_scaling",
     "engine_overhead",
     "central_inference",
+    "multiagent_inference",
 ]
 
 
