@@ -23,6 +23,7 @@ AGENTS: Dict[str, str] = {
     "ippo": "agents.ippo",
     "mappo": "agents.ippo.mappo",
     "independent_dqn": "agents.independent",
+    "independent_ppo": "agents.independent.ppo",
     "muzero": "agents.muzero",
     "bc": "agents.bc",
     "cql": "agents.cql",

@@ -5,8 +5,9 @@ import dataclasses
 from acmelike.config_checks import check_field
 from agents.dqn.config import DQNConfig
 from agents.multiagent import mapping_problem
+from agents.ppo.config import PPOConfig
 
-# One line of an `Attributes:` section, at the indentation of DQNConfig's docstring.
+# One line of an `Attributes:` section, at the indentation of the single-agent configs' docstrings.
 _POLICY_MAPPING_DOC = (
     "\n      policy_mapping: \"agent_id:policy,...\"; agents mapped to the same policy share one learner, replay "
     "table and parameters. Agents not named learn alone (their policy is their id); \"\" (default): every agent "
@@ -14,14 +15,25 @@ _POLICY_MAPPING_DOC = (
 )
 
 
-@dataclasses.dataclass(frozen=True)
-class IndependentDQNConfig(DQNConfig):
-    # DQN's fields (the per-policy learners' config, each policy's table named `<replay_table_name>_<policy>`).
-    __doc__ = DQNConfig.__doc__.rstrip() + _POLICY_MAPPING_DOC
+def independent_config_class(single_config_class: type) -> type:
+    """`Independent<Name>`: `single_config_class`'s fields (each policy's learner config, each policy's tables
+    named `<replay_table_name>_<policy>`) plus `policy_mapping`. Bind the result to the module-level name it
+    reports, so that pickling (Launchpad's local_mp) finds it."""
 
-    policy_mapping: str = ""
+    @dataclasses.dataclass(frozen=True)
+    class IndependentConfig(single_config_class):
+        policy_mapping: str = ""
 
-    def __post_init__(self):
-        super().__post_init__()
-        problem = mapping_problem(self.policy_mapping)
-        check_field(self, "policy_mapping", not problem, f'"agent_id:policy,..." ({problem})')
+        def __post_init__(self):
+            super().__post_init__()
+            problem = mapping_problem(self.policy_mapping)
+            check_field(self, "policy_mapping", not problem, f'"agent_id:policy,..." ({problem})')
+
+    IndependentConfig.__name__ = IndependentConfig.__qualname__ = f"Independent{single_config_class.__name__}"
+    IndependentConfig.__module__ = __name__
+    IndependentConfig.__doc__ = single_config_class.__doc__.rstrip() + _POLICY_MAPPING_DOC
+    return IndependentConfig
+
+
+IndependentDQNConfig = independent_config_class(DQNConfig)
+IndependentPPOConfig = independent_config_class(PPOConfig)
