@@ -25,6 +25,22 @@ def _read_columns(csv_path: str, x: Optional[str], y: str) -> tuple[np.ndarray, 
     return np.asarray(xs), np.asarray(ys)
 
 
+def _columns(csv_path: str) -> Sequence[str]:
+    with open(csv_path, newline="") as f:
+        return csv.DictReader(f).fieldnames or ()
+
+
+def _actor_series(paths: Sequence[str], y: str, every_log: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Column `y` against actor steps over the actors' CSVs, in step order: every log that has begun (a
+    ValueError names one without the columns), or with `every_log=False` only those that have `y`."""
+    series = [_read_columns(path, "actor_steps", y) for path in paths if every_log or y in _columns(path)]
+    if not series:
+        return np.zeros(0), np.zeros(0)
+    xs, ys = np.concatenate([xs for xs, _ in series]), np.concatenate([ys for _, ys in series])
+    order = np.argsort(xs, kind="stable")
+    return xs[order], ys[order]
+
+
 def moving_average(values: np.ndarray, window: int) -> np.ndarray:
     """Trailing mean over up to `window` values (fewer at the start), same length as `values`."""
     cumulative = np.cumsum(np.insert(np.asarray(values, dtype=np.float64), 0, 0.0))
@@ -84,27 +100,28 @@ def plot_run_learning_curve(
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    steps, returns = [], []
-    for label in actor_labels:
-        path = os.path.join(run_dir, f"{label}.csv")
-        if os.path.exists(path):
-            xs, ys = _read_columns(path, "actor_steps", "episode_return")
-            steps.append(xs)
-            returns.append(ys)
+    paths = [os.path.join(run_dir, f"{label}.csv") for label in actor_labels]
+    paths = [path for path in paths if os.path.exists(path)]
+    steps, returns = _actor_series(paths, "episode_return")
+    # A multi-agent run's CSVs also carry each agent's return (`episode_return/<agent id>`): their means go beside
+    # the team's.
+    agent_columns = sorted({column for path in paths for column in _columns(path)
+                            if column.startswith("episode_return/")})
     evaluator_path = os.path.join(run_dir, "evaluator.csv")
     evaluation = _read_columns(evaluator_path, "actor_steps", "average_return") if os.path.exists(evaluator_path) else None
-    if not sum(len(xs) for xs in steps) and (evaluation is None or not len(evaluation[0])):
+    if not len(steps) and (evaluation is None or not len(evaluation[0])):
         return None
     figure = Figure(figsize=(7, 4.5), dpi=100)
     FigureCanvasAgg(figure)
     axes = figure.add_subplot()
-    if steps:
-        xs, ys = np.concatenate(steps), np.concatenate(returns)
-        order = np.argsort(xs, kind="stable")
-        xs, ys = xs[order], ys[order]
-        axes.plot(xs, ys, alpha=0.25, color="tab:blue", label="training episode return")
+    if len(steps):
+        axes.plot(steps, returns, alpha=0.25, color="tab:blue", label="training episode return")
+        axes.plot(steps, moving_average(returns, window), color="tab:blue", label=f"training, {window}-episode mean")
+    for column in agent_columns:
+        xs, ys = _actor_series(paths, column, every_log=False)
         if len(ys):
-            axes.plot(xs, moving_average(ys, window), color="tab:blue", label=f"training, {window}-episode mean")
+            axes.plot(xs, moving_average(ys, window), linewidth=0.8, linestyle="--",
+                      label=f"{column.split('/', 1)[1]}, {window}-episode mean")
     if evaluation is not None and len(evaluation[0]):
         axes.plot(*evaluation, marker="o", color="tab:orange", label="evaluation (average return)")
     axes.set_xlabel("actor steps")

@@ -283,6 +283,7 @@ def test_a_multiagent_run_resumes_and_its_snapshot_plays_back_into_a_gif(tmp_pat
     team = csv_column(run_dir / "actor.csv", "episode_return")
     agents = [csv_column(run_dir / "actor.csv", f"episode_return/agent_{index}") for index in range(3)]
     assert len(team) == 30 and np.allclose(team, np.sum(agents, axis=0), atol=1e-3)
+    assert (run_dir / "learning_curve.png").stat().st_size > 1000  # the team's curve and each agent's
 
     gif = tmp_path / "spread.gif"
     played = command_line(run_dir, "--episodes", 2, "--video", gif, module="launch.cli.evaluate")
