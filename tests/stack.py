@@ -12,11 +12,19 @@ import pytest
 FULL_STACK = os.environ.get("ACMELIKE_FULL_STACK") == "1"
 
 
+# Packages of the latest stack only (they need Python >= 3.11): on the full stack their tests skip.
+LATEST_STACK_ONLY = ("jaxmarl",)
+
+
 def require(package: str):
-    """Imports and returns `package`, or skips the calling test module naming it (fails on the full stack)."""
+    """Imports and returns `package`, or skips the calling test module naming it (fails on the full stack, unless
+    the package is one of `LATEST_STACK_ONLY`)."""
     try:
         return importlib.import_module(package)
     except ImportError as error:
+        if package in LATEST_STACK_ONLY:
+            pytest.skip(f"needs {package}, which needs Python >= 3.11 (the latest stack): run `make test-latest`",
+                        allow_module_level=True)
         if FULL_STACK:
             raise ImportError(f"{package} is part of the full stack but failed to import: {error}") from error
         pytest.skip(

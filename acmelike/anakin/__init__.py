@@ -1,10 +1,10 @@
-"""Anakin: whole training runs as one jitted function, for environments written in JAX (gymnax).
+"""Anakin: whole training runs as one jitted function, for environments written in JAX (gymnax, JaxMARL).
 
 Environments are stepped under `vmap`, steps and updates run under `lax.scan`, and the agents' own pure pieces
 (`ActorCore`s from their builders, `update_step`s from their `learning` modules) run inside, unchanged:
 
-    environment = make_gymnax_environment("CartPole-v1")
-    stream = StepStream(environment, policy)          # Step rows as a CONTINUE SequenceAdder writes them (PPO)
+    environment = make_gymnax_environment("CartPole-v1")   # or make_jaxmarl_environment("MPE_simple_spread_v3")
+    stream = StepStream(environment, policy)          # Step rows as a CONTINUE SequenceAdder writes them (PPO, IPPO)
     records = TransitionRecorder(environment, policy)  # one-step records -> n-step Transitions (DQN, flashbax)
 
 The runners that put them together live in `launch/engines/anakin.py`.
@@ -12,12 +12,14 @@ The runners that put them together live in `launch/engines/anakin.py`.
 
 from acmelike.anakin.environment import GYMNAX_PREFIX, JaxEnvironment, JaxTimeStep, make_gymnax_environment
 from acmelike.anakin.episodes import EpisodeReturns
-from acmelike.anakin.streams import StepStream, StreamState
+from acmelike.anakin.jaxmarl import JAXMARL_PREFIX, make_jaxmarl_environment
+from acmelike.anakin.streams import StepStream, StreamState, on_policy_agent
 from acmelike.anakin.transitions import StepRecord, TransitionRecorder, n_step_transitions
 
 __all__ = [
     "EpisodeReturns",
     "GYMNAX_PREFIX",
+    "JAXMARL_PREFIX",
     "JaxEnvironment",
     "JaxTimeStep",
     "StepRecord",
@@ -25,5 +27,7 @@ __all__ = [
     "StreamState",
     "TransitionRecorder",
     "make_gymnax_environment",
+    "make_jaxmarl_environment",
     "n_step_transitions",
+    "on_policy_agent",
 ]

@@ -1,5 +1,6 @@
 """StepStream: a batch of JAX environments acting under an `ActorCore`, written as `Step` rows exactly as a
-`SequenceAdder` with `EndBehavior.CONTINUE` writes them, so PPO's `update_step` consumes them unchanged.
+`SequenceAdder` with `EndBehavior.CONTINUE` writes them, so PPO's and IPPO's `update_step`s consume them
+unchanged; `on_policy_agent` makes such an agent's Anakin form from its policy and update step.
 
 The adder's stream of one environment holds, per episode of n actions, n rows Step(o_t, a_t, r_t, d_t,
 start_t, extras_t) and then a padding row Step(o_last, 0, 0, 0, False, 0); the next episode's first row has
@@ -8,21 +9,27 @@ environment (its action and the environment's step are computed under `vmap` wit
 away) and resets the environment, so the next slot starts an episode. Rows are therefore not all environment
 steps: `real` marks the ones that are.
 
+Actions, rewards and discounts may be nests (a multi-agent environment's per-agent dicts,
+`acmelike.anakin.jaxmarl`): the padding row zeroes every leaf, and the episode return is the sum over the
+reward's leaves (the team's return, as the PettingZoo runners report it).
+
     stream = StepStream(environment, policy)
     state = stream.init(key, num_envs)
     state, rows, outputs = stream.unroll(params, state, key, length)     # rows: Step [B, length]
     bootstrap = stream.next_row(state)                                   # the row after them, [B]
 """
 
-from typing import Any, NamedTuple
+import functools
+from typing import Any, Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
 
 from acmelike.actors.actor_core import ActorCore
+from acmelike.anakin.agent import AnakinAgent, IterationOutputs, uniform_sample_info
 from acmelike.anakin.environment import JaxEnvironment, select_envs
 from acmelike.anakin.episodes import EpisodeReturns
-from acmelike.types import Step
+from acmelike.types import ReplaySample, Step
 
 
 class StreamState(NamedTuple):
@@ -43,9 +50,26 @@ class StreamOutputs(NamedTuple):
     episode_return: jax.Array
 
 
+def _team_reward(reward) -> jax.Array:
+    """The sum of a (nested) reward's leaves: the reward itself when it is one array."""
+    return functools.reduce(jnp.add, jax.tree_util.tree_leaves(reward))
+
+
+def _zeros(spec, num_envs: int):
+    """[B, ...] zeros shaped and typed as each leaf of `spec` (dm_env specs)."""
+    return jax.tree_util.tree_map(lambda s: jnp.zeros((num_envs,) + tuple(s.shape), s.dtype), spec)
+
+
+def _real_or_zero(real, nest, spec):
+    """Per environment, `nest` where `real` else zeros, in `spec`'s dtypes (the adder's signature)."""
+    kept = select_envs(real, nest, jax.tree_util.tree_map(jnp.zeros_like, nest))
+    return jax.tree_util.tree_map(lambda x, s: x.astype(s.dtype), kept, spec)
+
+
 class StepStream:
     def __init__(self, environment: JaxEnvironment, policy: ActorCore):
         self._environment = environment
+        self._spec = environment.spec
         self._policy = policy
         self._reset = jax.vmap(environment.reset)
         self._step = jax.vmap(environment.step)
@@ -71,13 +95,12 @@ class StepStream:
         start_of_episode (what PPO's update reads from the bootstrap row); action, reward, discount and extras
         zero."""
         num_envs = state.start.shape[0]
-        zeros = jnp.zeros((num_envs,), jnp.float32)
         extras = jax.tree_util.tree_map(jnp.zeros_like, self._get_extras(state.actor_state))
         return Step(
             observation=state.observation,
-            action=jnp.zeros((num_envs,), jnp.int32),
-            reward=zeros,
-            discount=zeros,
+            action=_zeros(self._spec.actions, num_envs),
+            reward=_zeros(self._spec.rewards, num_envs),
+            discount=_zeros(self._spec.discounts, num_envs),
             start_of_episode=state.start,
             extras=extras,
         )
@@ -93,13 +116,13 @@ class StepStream:
         extras = self._get_extras(actor_state)
         row = Step(
             observation=state.observation,
-            action=jnp.where(real, action, 0).astype(jnp.int32),
-            reward=jnp.where(real, timestep.reward, 0.0),
-            discount=jnp.where(real, timestep.discount, 0.0),
+            action=_real_or_zero(real, action, self._spec.actions),
+            reward=_real_or_zero(real, timestep.reward, self._spec.rewards),
+            discount=_real_or_zero(real, timestep.discount, self._spec.discounts),
             start_of_episode=state.start,
             extras=select_envs(real, extras, jax.tree_util.tree_map(jnp.zeros_like, extras)),
         )
-        returns, episode_return = state.returns.add(timestep.reward, timestep.last, real)
+        returns, episode_return = state.returns.add(_team_reward(timestep.reward), timestep.last, real)
         new_state = StreamState(
             env_state=select_envs(real, env_state, reset_env_state),
             observation=select_envs(real, timestep.observation, reset_observation),
@@ -120,3 +143,33 @@ class StepStream:
         state, (rows, outputs) = jax.lax.scan(body, state, jax.random.split(key, length))
         rows = jax.tree_util.tree_map(lambda x: jnp.swapaxes(x, 0, 1), rows)
         return state, rows, outputs
+
+
+def on_policy_agent(name: str, environment: JaxEnvironment, config, policy: ActorCore,
+                    init_training_state: Callable[[jax.Array], Any], update_step) -> AnakinAgent:
+    """The Anakin form of an agent that learns from a queue of CONTINUE sequences (PPO, IPPO, MAPPO):
+    `config.batch_size` environments, each writing one sequence of `config.unroll_length + 1` rows per update
+    (the last row, the next sequence's first, only bootstraps), exactly as the agent's queue would serve them.
+
+    `init_training_state(key)` -> a state with `.params` (what `policy` acts with); `update_step(state, sample)`
+    -> (state, metrics, extras), the agent's own.
+    """
+    stream = StepStream(environment, policy)
+    num_envs, length = config.batch_size, config.unroll_length
+
+    def init(key):
+        learner_key, stream_key, key = jax.random.split(key, 3)
+        return init_training_state(learner_key), stream.init(stream_key, num_envs), key
+
+    def iteration(carry):
+        training_state, stream_state, key = carry
+        key, unroll_key = jax.random.split(key)
+        stream_state, rows, outputs = stream.unroll(training_state.params, stream_state, unroll_key, length)
+        bootstrap = stream.next_row(stream_state)
+        data = jax.tree_util.tree_map(lambda r, b: jnp.concatenate([r, b[:, None]], axis=1), rows, bootstrap)
+        sample = ReplaySample(info=uniform_sample_info(num_envs, num_envs), data=data)
+        training_state, metrics, _ = update_step(training_state, sample)
+        outputs = IterationOutputs(outputs.episode_return, outputs.real, jnp.asarray(True), metrics)
+        return (training_state, stream_state, key), outputs
+
+    return AnakinAgent(name, init, iteration, num_envs, length, lambda carry: carry[0].params, config)

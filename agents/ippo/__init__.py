@@ -3,6 +3,7 @@ seeing its own observation and a one-hot of its id. MAPPO (`agents.ippo.mappo`) 
 critic on the global state."""
 
 from acmelike.builders import AgentDefinition
+from agents.ippo.anakin import make_anakin_agent
 from agents.ippo.builder import IPPOBuilder
 from agents.ippo.config import IPPOConfig, MAPPOConfig
 from agents.ippo.networks import MultiAgentPPONetworks, make_networks
@@ -17,7 +18,9 @@ AGENT = AgentDefinition(
     make_networks=make_networks,
     action_space="discrete",
     multiagent=True,
+    anakin=make_anakin_agent,
     smoke_config=SMOKE_CONFIG,
 )
 
-__all__ = ["AGENT", "IPPOBuilder", "IPPOConfig", "MAPPOConfig", "MultiAgentPPONetworks", "make_networks"]
+__all__ = ["AGENT", "IPPOBuilder", "IPPOConfig", "MAPPOConfig", "MultiAgentPPONetworks", "make_anakin_agent",
+           "make_networks"]

@@ -1,7 +1,7 @@
 """MAPPO: IPPO with a centralised critic, the value of each agent computed from the global state."""
 
 from acmelike.builders import AgentDefinition
-from agents.ippo import SMOKE_CONFIG, IPPOBuilder, MAPPOConfig, make_networks
+from agents.ippo import SMOKE_CONFIG, IPPOBuilder, MAPPOConfig, make_anakin_agent, make_networks
 
 AGENT = AgentDefinition(
     name="mappo",
@@ -10,5 +10,6 @@ AGENT = AgentDefinition(
     make_networks=make_networks,
     action_space="discrete",
     multiagent=True,
+    anakin=make_anakin_agent,
     smoke_config=SMOKE_CONFIG,
 )

@@ -100,7 +100,8 @@ def make_parser() -> FlagParser:
     parser = FlagParser(prog="python -m launch", description=__doc__.splitlines()[0])
     add = parser.add_flag
     add("--agent", help=f"one of: {', '.join(sorted(AGENTS))}")
-    add("--env", help="a gymnasium environment id, e.g. CartPole-v1 (anakin: gymnax/<id>)")
+    add("--env", help="a gymnasium environment id, e.g. CartPole-v1; mpe/<name> for multi-agent agents (anakin: "
+                       "gymnax/<id>, or jaxmarl/<id> for multi-agent agents)")
     add("--steps", 100_000, type=_bounded(int, 1),
         help="environment steps to train for (offline: learner steps); default 100000")
     add("--seed", 0, type=int, help="default 0")
@@ -127,8 +128,8 @@ def make_parser() -> FlagParser:
              "with --eval-every > 0) average at least this")
     add("--launch", choices=("single", "anakin") + LAUNCH_TYPES,
         help="single (the default): one process; local_mt / local_mp: a Launchpad program (threads / processes); "
-             "anakin: fully jitted, for gymnax/<id> environments (launch/engines/anakin.py); ray: the same program "
-             "as Ray actors (launch/engines/distributed/ray_engine.py). --resume: the run's own")
+             "anakin: fully jitted, for gymnax/<id> (jaxmarl/<id>) environments (launch/engines/anakin.py); "
+             "ray: the same program as Ray actors (launch/engines/distributed/ray_engine.py). --resume: the run's own")
     add("--actors", type=_bounded(int, 1), help="actor nodes of a distributed program (default 1)")
     add("--ray-address", metavar="ADDR",
         help="--launch ray: join this Ray cluster (`ray start --head` prints it); default: start Ray on this machine")

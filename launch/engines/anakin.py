@@ -1,6 +1,7 @@
 """run_anakin: a whole training run as one jitted function of the seed, vmapped over seeds (Anakin).
 
-For environments written in JAX (gymnax, named `gymnax/<id>`). Per seed, one iteration collects rows from a
+For environments written in JAX: gymnax (`gymnax/<id>`, single-agent) and JaxMARL's MPE (`jaxmarl/<id>`,
+multi-agent, for IPPO/MAPPO; `pip install jaxmarl`, Python >= 3.11). Per seed, one iteration collects rows from a
 batch of environments (`vmap`, `lax.scan` over steps) and applies the agent's own pure `update_step`
 (`agents/<name>/anakin.py`). Iterations are scanned in calls of `iterations_per_call`; between calls the host
 turns episode returns into the same logs, learning curve and summary as the other runners, prints progress and
@@ -19,7 +20,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from acmelike.anakin import GYMNAX_PREFIX, make_gymnax_environment
+from acmelike.anakin import (GYMNAX_PREFIX, JAXMARL_PREFIX, JaxEnvironment, make_gymnax_environment,
+                             make_jaxmarl_environment)
+from acmelike.anakin.jaxmarl import check_jaxmarl_id
 from acmelike.anakin.agent import AnakinAgent, IterationOutputs
 from acmelike.learners import NonFiniteLossError
 from acmelike.loggers import CSVLogger, Dispatcher, NoOpLogger, TensorBoardLogger
@@ -57,7 +60,8 @@ class AnakinConfig:
 
     Attributes:
       agent: a registered agent with an Anakin form (`AgentDefinition.anakin`; `launch.registry.anakin_agents()`).
-      environment: `gymnax/<id>`, e.g. gymnax/CartPole-v1.
+      environment: `gymnax/<id>` (e.g. gymnax/CartPole-v1) for single-agent agents, `jaxmarl/<id>` (e.g.
+        jaxmarl/MPE_simple_spread_v3) for multi-agent ones.
       max_num_actor_steps: rows to collect per seed (environment steps; PPO's padding rows count too, see
         `acmelike.anakin.streams`), rounded down to whole iterations (at least one).
       seeds: trained side by side in one vmapped call.
@@ -90,11 +94,7 @@ class AnakinConfig:
             raise ValueError(
                 f"Agent {self.agent!r} has no Anakin (fully jitted) form. Choose one of: {', '.join(anakin_agents())}."
             )
-        if not self.environment.startswith(GYMNAX_PREFIX):
-            raise ValueError(
-                f"--launch anakin needs an environment written in JAX, named {GYMNAX_PREFIX}<id> "
-                f"(e.g. {GYMNAX_PREFIX}CartPole-v1), got {self.environment!r}."
-            )
+        _check_environment_name(self.agent, self.environment)
         if self.max_num_actor_steps < 1:
             raise ValueError(f"AnakinConfig.max_num_actor_steps must be >= 1, got {self.max_num_actor_steps}.")
         if not self.seeds:
@@ -114,12 +114,34 @@ class AnakinConfig:
     def resolved_threshold(self) -> Optional[float]:
         if self.threshold is not None:
             return self.threshold
+        if not self.environment.startswith(GYMNAX_PREFIX):
+            return None  # gymnasium knows no JaxMARL ids
         return environment_threshold(self.environment[len(GYMNAX_PREFIX):])
+
+
+def _check_environment_name(agent: str, environment: str) -> None:
+    """ValueError unless `environment` names a JAX environment of the kind `agent` acts in: `jaxmarl/<id>` for a
+    multi-agent agent (jaxmarl installed, the id known), `gymnax/<id>` for the others."""
+    multiagent = agent_definition(agent).multiagent
+    prefix, example = (JAXMARL_PREFIX, "MPE_simple_spread_v3") if multiagent else (GYMNAX_PREFIX, "CartPole-v1")
+    if not environment.startswith(prefix):
+        kind = "a multi-agent" if multiagent else "an"
+        raise ValueError(
+            f"--launch anakin with {agent} needs {kind} environment written in JAX, named {prefix}<id> "
+            f"(e.g. {prefix}{example}), got {environment!r}."
+        )
+    if multiagent:
+        check_jaxmarl_id(environment)  # before anything compiles: a missing jaxmarl is a command-line error
+
+
+def make_environment(name: str) -> JaxEnvironment:
+    """The JAX environment `name` names: `jaxmarl/<id>` or `gymnax/<id>`."""
+    return make_jaxmarl_environment(name) if name.startswith(JAXMARL_PREFIX) else make_gymnax_environment(name)
 
 
 def make_agent(config: AnakinConfig) -> AnakinAgent:
     make_anakin_agent = agent_definition(config.agent).anakin
-    return make_anakin_agent(make_gymnax_environment(config.environment), config.resolved_agent_config)
+    return make_anakin_agent(make_environment(config.environment), config.resolved_agent_config)
 
 
 def make_chunk(agent: AnakinAgent, length: int, may_skip: bool = True):

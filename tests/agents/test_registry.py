@@ -19,6 +19,14 @@ from launch.registry import AGENTS, agent_definition, anakin_agents, offline_age
 SMOKE_STEPS = 200
 
 
+def _jax_environment(name: str) -> str:
+    """The JAX environment an agent's Anakin form is smoke-tested on (skips where jaxmarl is missing)."""
+    if not agent_definition(name).multiagent:
+        return "gymnax/CartPole-v1"
+    require("jaxmarl")
+    return "jaxmarl/MPE_simple_spread_v3"
+
+
 def _smoke_overrides(name):
     return [f"{key}={','.join(map(str, v)) if isinstance(v, tuple) else v}" for key, v in
             agent_definition(name).smoke_config.items()]
@@ -79,7 +87,7 @@ def test_every_anakin_form_trains_fully_jitted_on_a_jax_environment(name, tmp_pa
     from launch.engines.anakin import AnakinConfig, run_anakin
 
     config = AnakinConfig(
-        agent=name, environment="gymnax/CartPole-v1", max_num_actor_steps=SMOKE_STEPS * 4, seeds=(0, 1),
+        agent=name, environment=_jax_environment(name), max_num_actor_steps=SMOKE_STEPS * 4, seeds=(0, 1),
         agent_config=make_agent_config(name, _smoke_overrides(name)), run_dir=str(tmp_path), progress_period_s=60.0,
         iterations_per_call=8,
     )
@@ -211,7 +219,7 @@ def test_same_seed_anakin_runs_are_bit_identical(name, tmp_path):
 
     def run(seed, run_dir):
         run_anakin(AnakinConfig(
-            agent=name, environment="gymnax/CartPole-v1", max_num_actor_steps=SMOKE_STEPS * 4, seeds=(seed,),
+            agent=name, environment=_jax_environment(name), max_num_actor_steps=SMOKE_STEPS * 4, seeds=(seed,),
             agent_config=make_agent_config(name, _smoke_overrides(name)), run_dir=str(run_dir),
             progress_period_s=60.0, iterations_per_call=8,
         ))
