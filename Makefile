@@ -94,9 +94,9 @@ $(VENV_BENCH)/.installed: benchmarks/constraints-sbx.txt
 	touch $@
 
 .PHONY: bench
-bench: venv
+bench: venv venv-latest
 	-$(MAKE) --no-print-directory $(VENV_BENCH)/.installed
-	$(PY) benchmarks/run_all.py --$(BENCH_MODE) --sbx-python $(PY_BENCH)
+	$(PY) benchmarks/run_all.py --$(BENCH_MODE) --sbx-python $(PY_BENCH) --latest-python $(PY_LATEST)
 
 # Results beside published numbers (docs/results/): every missing (agent, task, seed) cell of SUITE (classic,
 # mujoco, minatar; benchmarks/results_runner/suites.py), then docs/results/$(SUITE).md and its PNGs. Resumable:

@@ -28,6 +28,7 @@ ORDER = [
     "engine_overhead",
     "central_inference",
     "multiagent_inference",
+    "anakin_ippo",
     "learner_throughput",
 ]
 

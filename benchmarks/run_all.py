@@ -5,7 +5,8 @@
     python benchmarks/run_all.py --quick --only env_loop_overhead replay_throughput
 
 Each benchmark runs in its own process (a failure is reported and the others still run); the SBX side of
-time_to_solve runs in the benchmark venv given by --sbx-python.
+time_to_solve runs in the benchmark venv given by --sbx-python, and the benchmarks of `LATEST_STACK` (jaxmarl
+needs Python >= 3.11) in the latest stack's venv, --latest-python, where it exists.
 """
 
 import argparse
@@ -33,7 +34,9 @@ BENCHMARKS = [
     "engine_overhead",
     "central_inference",
     "multiagent_inference",
+    "anakin_ippo",
 ]
+LATEST_STACK = ("anakin_ippo",)
 
 
 def main(argv=None):
@@ -43,13 +46,17 @@ def main(argv=None):
     mode.add_argument("--full", action="store_true")
     parser.add_argument("--only", nargs="*", choices=BENCHMARKS, default=BENCHMARKS)
     parser.add_argument("--sbx-python", default=os.path.join(ROOT, ".venv-bench", "bin", "python"))
+    parser.add_argument("--latest-python", default=os.path.join(ROOT, ".venv-latest", "bin", "python"))
     parser.add_argument("--out", default=RESULTS_DIR)
     args = parser.parse_args(argv)
     quick = not args.full
     start = time.perf_counter()
     failed = []
     for name in args.only:
-        command = [sys.executable, os.path.join(ROOT, "benchmarks", f"{name}.py"), "--out", args.out]
+        python = sys.executable
+        if name in LATEST_STACK and os.path.exists(args.latest_python):
+            python = args.latest_python
+        command = [python, os.path.join(ROOT, "benchmarks", f"{name}.py"), "--out", args.out]
         command += ["--quick"] if quick else []
         command += ["--sbx-python", args.sbx_python] if name == "time_to_solve" else []
         print(f"== {name} ({'quick' if quick else 'full'})", flush=True)
