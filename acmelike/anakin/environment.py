@@ -55,8 +55,8 @@ def select_envs(condition: jax.Array, x, y):
     )
 
 
-def _spec_from_space(space, name: str):
-    """A dm_env spec for a gymnax Discrete or Box space (observations as float32)."""
+def spec_from_space(space, name: str):
+    """A dm_env spec for a gymnax (or JaxMARL) Discrete or Box space (observations as float32)."""
     if hasattr(space, "n") and not hasattr(space, "low"):
         return specs.DiscreteArray(num_values=int(space.n), dtype=np.int32, name=name)
     shape = tuple(space.shape)
@@ -103,8 +103,8 @@ def make_gymnax_environment(name: str) -> JaxEnvironment:
         return state, timestep
 
     spec = EnvironmentSpec(
-        observations=_spec_from_space(env.observation_space(params), "observation"),
-        actions=_spec_from_space(env.action_space(params), "action"),
+        observations=spec_from_space(env.observation_space(params), "observation"),
+        actions=spec_from_space(env.action_space(params), "action"),
         rewards=specs.Array(shape=(), dtype=np.float32, name="reward"),
         discounts=specs.BoundedArray(shape=(), dtype=np.float32, minimum=0.0, maximum=1.0, name="discount"),
     )

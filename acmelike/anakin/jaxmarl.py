@@ -32,9 +32,9 @@ import jax.numpy as jnp
 import numpy as np
 from dm_env import specs
 
-from acmelike.anakin.environment import JaxEnvironment, JaxTimeStep, _spec_from_space
+from acmelike.anakin.environment import JaxEnvironment, JaxTimeStep, spec_from_space
 from acmelike.specs import EnvironmentSpec
-from acmelike.wrappers.pettingzoo_adapter import _ACTIVE_SPEC, AgentObservation
+from acmelike.wrappers.pettingzoo_adapter import ACTIVE_SPEC, AgentObservation
 
 JAXMARL_PREFIX = "jaxmarl/"
 # JaxMARL's environments that are multi-particle worlds (`SimpleMPE`): time-limited only, fixed agents.
@@ -103,11 +103,11 @@ def make_jaxmarl_environment(name: str) -> JaxEnvironment:
             # Unbounded (MPE's Box is (-inf, inf)), as the PettingZoo adapter gives the same observations.
             agent: AgentObservation(
                 specs.Array(shape=tuple(env.observation_space(agent).shape), dtype=np.float32, name="observation"),
-                _ACTIVE_SPEC,
+                ACTIVE_SPEC,
             )
             for agent in ids
         },
-        actions={agent: _spec_from_space(env.action_space(agent), f"action_{agent}") for agent in ids},
+        actions={agent: spec_from_space(env.action_space(agent), f"action_{agent}") for agent in ids},
         rewards=_per_agent(ids, specs.Array(shape=(), dtype=np.float32, name="reward")),
         discounts=_per_agent(
             ids, specs.BoundedArray(shape=(), dtype=np.float32, minimum=0.0, maximum=1.0, name="discount")

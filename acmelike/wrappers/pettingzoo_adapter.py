@@ -58,7 +58,7 @@ def is_multiagent_spec(environment_spec) -> bool:
     )
 
 
-_ACTIVE_SPEC = specs.Array(shape=(), dtype=np.bool_, name="active")
+ACTIVE_SPEC = specs.Array(shape=(), dtype=np.bool_, name="active")  # every agent's `AgentObservation.active`
 _TRUE, _FALSE = np.bool_(True), np.bool_(False)
 _ZERO, _ONE = np.float32(0.0), np.float32(1.0)
 
@@ -184,7 +184,7 @@ class PettingZooToDmEnv(dm_env.Environment):
         return array
 
     def observation_spec(self) -> Dict[str, AgentObservation]:
-        return {agent: AgentObservation(spec, _ACTIVE_SPEC) for agent, spec in self._observation_specs.items()}
+        return {agent: AgentObservation(spec, ACTIVE_SPEC) for agent, spec in self._observation_specs.items()}
 
     def action_spec(self) -> Dict[str, specs.Array]:
         return dict(self._action_specs)
