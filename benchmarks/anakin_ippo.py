@@ -35,12 +35,12 @@ LR, GAMMA, GAE_LAMBDA, CLIP, ENT, VF, MAX_GRAD_NORM = 2.5e-3, 0.99, 0.95, 0.2, 0
 
 def make_baseline(num_updates: int):
     """A JaxMARL-style IPPO (own code): train(key) -> team episode returns [U, T, E], NaN unless one ended there."""
-    import flax.linen as nn
     import jax
     import jax.numpy as jnp
     import jaxmarl
-    import numpy as np
     import optax
+
+    from benchmarks.anakin_ppo import baseline_actor_critic, baseline_gae
 
     env = jaxmarl.make(ENV)
     agents = tuple(env.agents)
@@ -49,18 +49,7 @@ def make_baseline(num_updates: int):
     observation_size = env.observation_space(agents[0]).shape[0]
     ids = jnp.repeat(jnp.eye(num_agents), NUM_ENVS, axis=0)  # rows agent-major, as batchify stacks them
 
-    class ActorCritic(nn.Module):
-        @nn.compact
-        def __call__(self, x):
-            def mlp(out, scale):
-                h = x
-                for _ in range(2):
-                    h = nn.tanh(nn.Dense(64, kernel_init=nn.initializers.orthogonal(np.sqrt(2)))(h))
-                return nn.Dense(out, kernel_init=nn.initializers.orthogonal(scale))(h)
-
-            return mlp(num_actions, 0.01), mlp(1, 1.0)[..., 0]
-
-    network = ActorCritic()
+    network = baseline_actor_critic(num_actions)
     optimizer = optax.chain(optax.clip_by_global_norm(MAX_GRAD_NORM), optax.adam(LR, eps=1e-5))
 
     def batchify(per_agent):  # {agent: [E, ...]} -> [agents * E, ...]
@@ -101,15 +90,7 @@ def make_baseline(num_updates: int):
             x, action, log_prob, value, reward, done = batch
             _, last_value = network.apply(net_params, features(observations))
 
-            def gae(carry, step):
-                advantage, next_value = carry
-                done_t, value_t, reward_t = step
-                delta = reward_t + GAMMA * next_value * (1 - done_t) - value_t
-                advantage = delta + GAMMA * GAE_LAMBDA * (1 - done_t) * advantage
-                return (advantage, value_t), advantage
-
-            _, advantages = jax.lax.scan(gae, (jnp.zeros_like(last_value), last_value), (done, value, reward),
-                                         reverse=True, unroll=16)
+            advantages = baseline_gae(done, value, reward, last_value, GAMMA, GAE_LAMBDA)
             data = (x, action, log_prob, advantages, advantages + value)
 
             def loss_fn(params, minibatch):

@@ -33,15 +33,9 @@ LR, GAMMA, GAE_LAMBDA, CLIP, ENT, VF, MAX_GRAD_NORM = 2.5e-4, 0.99, 0.95, 0.2, 0
 NUM_UPDATES = TOTAL_STEPS // NUM_STEPS // NUM_ENVS
 
 
-def make_baseline():
-    """A PureJaxRL-style PPO (own code): returns train(key) -> (episode_return [U, T, B] NaN unless an episode
-    ended there), to be jitted."""
+def baseline_actor_critic(num_actions: int):
+    """The baselines' network (PureJaxRL's): separate tanh MLPs 64x64 for logits and value, orthogonal init."""
     import flax.linen as nn
-    import gymnax
-    import optax
-
-    env, params = gymnax.make("CartPole-v1")
-    num_actions = env.action_space(params).n
 
     class ActorCritic(nn.Module):
         @nn.compact
@@ -54,7 +48,34 @@ def make_baseline():
 
             return mlp(num_actions, 0.01), mlp(1, 1.0)[..., 0]
 
-    network = ActorCritic()
+    return ActorCritic()
+
+
+def baseline_gae(done, value, reward, last_value, gamma: float, gae_lambda: float):
+    """The baselines' GAE over [T, B] arrays (`done` as float: 1 where the step ended the episode)."""
+
+    def step(carry, inputs):
+        advantage, next_value = carry
+        done_t, value_t, reward_t = inputs
+        delta = reward_t + gamma * next_value * (1 - done_t) - value_t
+        advantage = delta + gamma * gae_lambda * (1 - done_t) * advantage
+        return (advantage, value_t), advantage
+
+    _, advantages = jax.lax.scan(step, (jnp.zeros_like(last_value), last_value), (done, value, reward),
+                                 reverse=True, unroll=16)
+    return advantages
+
+
+def make_baseline():
+    """A PureJaxRL-style PPO (own code): returns train(key) -> (episode_return [U, T, B] NaN unless an episode
+    ended there), to be jitted."""
+    import gymnax
+    import optax
+
+    env, params = gymnax.make("CartPole-v1")
+    num_actions = env.action_space(params).n
+
+    network = baseline_actor_critic(num_actions)
 
     def schedule(count):
         return LR * (1.0 - (count // (MINIBATCHES * EPOCHS)) / NUM_UPDATES)
@@ -89,16 +110,7 @@ def make_baseline():
             obs, action, log_prob, value, reward, done = batch
             _, last_value = network.apply(net_params, last_obs)
 
-            def gae(carry, step):
-                advantage, next_value = carry
-                done_t, value_t, reward_t = step
-                delta = reward_t + GAMMA * next_value * (1 - done_t) - value_t
-                advantage = delta + GAMMA * GAE_LAMBDA * (1 - done_t) * advantage
-                return (advantage, value_t), advantage
-
-            _, advantages = jax.lax.scan(
-                gae, (jnp.zeros_like(last_value), last_value), (done, value, reward), reverse=True, unroll=16
-            )
+            advantages = baseline_gae(done, value, reward, last_value, GAMMA, GAE_LAMBDA)
             targets = advantages + value
             data = (obs, action, log_prob, value, advantages, targets)
 
