@@ -66,10 +66,10 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from acmelike import xla_threads  # noqa: E402
 from benchmarks.common import CompileMeter, finish, header, print_rows, result_row, write_json  # noqa: E402
 
-SINGLE_THREAD_XLA_FLAGS = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
-XLA_SETTINGS = {"default": None, "single": SINGLE_THREAD_XLA_FLAGS}
+XLA_SETTINGS = {"default": None, "single": xla_threads.SINGLE_THREADED}
 
 # agent -> (registered agent, environment, --num-envs)
 AGENTS = {

@@ -50,6 +50,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from acmelike.xla_threads import use_single_threaded  # noqa: E402
 from benchmarks.common import CompileMeter, finish, header, print_rows, result_row, write_json  # noqa: E402
 from benchmarks.sbx_time_to_solve import TASKS  # noqa: E402
 
@@ -66,8 +67,7 @@ def base_agent(agent: str) -> str:
 WALL_GOAL, STEPS_GOAL = 0.5, 1.0
 REPLAYS = ("local", "reverb")
 DEFAULT_REPLAY = "local"
-SINGLE_THREAD_XLA_FLAGS = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
-XLA_THREADS = {"single": SINGLE_THREAD_XLA_FLAGS, "default": None}
+XLA_THREADS = ("single", "default")
 DEFAULT_XLA_THREADS = "default"
 COMPILATION_CACHES = ("warm", "cold")
 # Steps of the untimed run that primes a warm cache: past every agent's first learner step and first episode.
@@ -78,8 +78,8 @@ def ours_environment(xla_threads: str) -> dict:
     """Our workers' environment: with `xla_threads` "single", XLA_FLAGS single-threaded unless the caller set
     XLA_FLAGS (theirs wins); with "default", the caller's environment as it is."""
     env = dict(os.environ)
-    if XLA_THREADS[xla_threads] is not None:
-        env.setdefault("XLA_FLAGS", XLA_THREADS[xla_threads])
+    if xla_threads == "single":
+        use_single_threaded(env)
     return env
 
 
@@ -245,7 +245,7 @@ def main(argv=None):
     parser.add_argument("--agents", nargs="*", default=list(AGENTS), choices=AGENTS)
     parser.add_argument("--replay", default=DEFAULT_REPLAY, choices=REPLAYS,
                         help=f"our runs' replay (default {DEFAULT_REPLAY}); recorded in each run and row label")
-    parser.add_argument("--xla-threads", default=DEFAULT_XLA_THREADS, choices=sorted(XLA_THREADS),
+    parser.add_argument("--xla-threads", default=DEFAULT_XLA_THREADS, choices=XLA_THREADS,
                         help=f"XLA CPU threading in our workers (default {DEFAULT_XLA_THREADS}; a caller's XLA_FLAGS "
                         "wins); SBX's runs keep their own")
     parser.add_argument("--compilation-cache", default="warm", choices=COMPILATION_CACHES,
