@@ -17,13 +17,13 @@ PY_LATEST := $(VENV_LATEST)/bin/python
 RUN_DIR ?= runs/demo-dqn-cartpole
 DEMO_STEPS ?= 100000
 PYTEST_ARGS ?=
-# Test processes (pytest-xdist). TEST_WORKERS=2 on 2 cores ran the full stack's tests in 1,397 s (+ 218 s for the
-# `alone` ones), but one -n 2 run of the latest stack hung in an in-process offline run (both workers idle on a
-# futex), so the default stays one process until that is understood. Tests that share a trained run share an
-# xdist_group (--dist loadgroup keeps each group on one worker). Tests marked `alone` (Ray on a two-node cluster:
-# its port allocation races under load) run first, one at a time, on an idle machine; the main run comes last so
-# that CI's output ends with its summary (on the latest stack every `alone` test skips: they need Reverb).
-TEST_WORKERS ?= 0
+# Test processes (pytest-xdist): two, one per core of the 2-core machines CI runs on (TEST_WORKERS=0: one process).
+# On the latest stack each runs XLA single-threaded, where XLA's thread pool hung two runs (tests/conftest.py).
+# Learning runs are handed out first; tests that share a trained run share an xdist_group (--dist loadgroup keeps each group on one worker).
+# Tests marked `alone` (Ray on a two-node cluster: its port allocation races under load) run first, one at a time;
+# the main run comes last so that CI's output ends with its summary (on the latest stack every `alone` test skips:
+# they need Reverb).
+TEST_WORKERS ?= 2
 PYTEST_PARALLEL := $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadgroup)
 
 .PHONY: demo test test-long test-latest venv venv-latest clean notebook docs results

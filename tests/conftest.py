@@ -8,18 +8,32 @@ Every test, and every process a test starts, shares one persistent XLA compilati
 It is a fresh directory per session, removed at the end, unless $ACMELIKE_COMPILATION_CACHE names one to keep.
 Under pytest-xdist the controller creates it before starting its workers, which inherit it through the environment.
 
+On the latest stack (jax >= 0.7) every test, and every process a test starts, runs XLA single-threaded on the CPU
+(acmelike/xla_threads.py) unless $XLA_FLAGS is already set: there, XLA's Eigen thread pool twice hung a test run
+(every thread idle on a futex, the test blocked fetching a vmapped result), once with one pytest process and once
+with two. The full stack's jax 0.6 never did, and keeps XLA's thread pool: with two pytest-xdist workers on two
+cores, a learning run's thread pool also uses the core the other worker leaves idle while it waits on a
+subprocess, and single-threaded runs made `make test` slower (measured in the note on issue 21).
+
 Trained runs that several tests read are session fixtures here, trained once per test process.
 """
 
 import atexit
+import importlib.metadata
 import os
 import shutil
 import tempfile
 
 import pytest
 
-from acmelike import _jax_probability  # noqa: F401
-from acmelike import compilation_cache
+from acmelike import xla_threads
+
+# Before JAX starts its backend (importing jax does not start it).
+if tuple(int(part) for part in importlib.metadata.version("jax").split(".")[:2]) >= (0, 7):
+    xla_threads.use_single_threaded()
+
+from acmelike import _jax_probability  # noqa: E402,F401
+from acmelike import compilation_cache  # noqa: E402
 
 if not os.environ.get(compilation_cache.ENVIRONMENT_VARIABLE):
     _session_cache = tempfile.mkdtemp(prefix="acmelike-test-xla-cache-")
@@ -45,3 +59,10 @@ def dqn_cartpole_expert(tmp_path_factory):
         stop_at_average_return=490.0, progress_period_s=30.0, replay="local",
     )
     return run_dir, run_single_process(config)
+
+
+def pytest_collection_modifyitems(config, items):
+    """The learning runs (a minute or more each) go first. pytest-xdist hands tests out in this order: started
+    early, they spread over the workers; left last (tests/learning sorts after most directories), one worker was
+    still running them minutes after the other had finished."""
+    items.sort(key=lambda item: item.path.parent.name != "learning")
