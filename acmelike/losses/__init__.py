@@ -9,7 +9,12 @@ from acmelike.losses.actor_critic import (
     sac_actor_loss,
     sac_temperature_loss,
 )
-from acmelike.losses.distributional import categorical_mean, categorical_projection, categorical_td_loss
+from acmelike.losses.distributional import (
+    categorical_mean,
+    categorical_projection,
+    categorical_td_loss,
+    mixture_logits,
+)
 from acmelike.losses.mpo import (
     MPODualParams,
     MPOLossOutput,
@@ -55,6 +60,7 @@ __all__ = [
     "impala_loss",
     "init_dual_params",
     "kl_constraint_dual_loss",
+    "mixture_logits",
     "mpo_loss",
     "nonparametric_kl",
     "ppo_loss",

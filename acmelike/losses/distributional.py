@@ -59,6 +59,16 @@ def categorical_td_loss(
     return jnp.mean(weighted), cross_entropy
 
 
+def mixture_logits(logits: jax.Array) -> jax.Array:
+    """Logits of the equal-weight mixture of the categorical distributions along axis 0.
+
+    `[N, ..., K]` logits -> `[..., K]` logits whose softmax is the mean of the N softmaxes. DMPO's critic target:
+    the return distributions of N actions sampled from the target policy, mixed, are the distribution of the
+    return under that policy.
+    """
+    return jax.nn.logsumexp(jax.nn.log_softmax(logits, axis=-1), axis=0) - jnp.log(logits.shape[0])
+
+
 def categorical_mean(logits: jax.Array, support: jax.Array) -> jax.Array:
     """The expected value of categorical distributions: `[..., K]` logits on `[K]` support -> `[...]`."""
     return jnp.sum(jax.nn.softmax(logits) * support, axis=-1)

@@ -1,4 +1,5 @@
-"""MPO hyperparameters. The defaults reach an average return of -250 on Pendulum-v1 within 20k environment steps."""
+"""MPO hyperparameters. The defaults reach an average return of -250 on Pendulum-v1 within 20k environment steps.
+`critic_type="categorical"` makes it DMPO (a distributional critic, Acme's recipe)."""
 
 import dataclasses
 import functools
@@ -6,6 +7,8 @@ from typing import Tuple
 
 from acmelike.config_checks import check_field
 from agents.off_policy import check_off_policy_fields
+
+CRITIC_TYPES = ("scalar", "categorical")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,6 +41,13 @@ class MPOConfig:
       min_stddev: the smallest standard deviation the policy can output; > 0.
       policy_hidden_sizes: hidden layer sizes of the Gaussian policy's MLP.
       critic_hidden_sizes: hidden layer sizes of the critic's MLP.
+      critic_type: "scalar" (MPO: the critic regresses onto a value) or "categorical" (DMPO: the critic is a
+        distribution over `num_atoms` returns evenly spaced in [v_min, v_max], trained by cross-entropy to the
+        projected mixture of the target critic's distributions at the sampled next actions; the E-step and the
+        M-step use its mean).
+      num_atoms: atoms of the categorical critic (>= 2; unused by the scalar critic).
+      v_min: the categorical critic's lowest atom. Returns below it count as v_min.
+      v_max: the categorical critic's highest atom (> v_min).
       min_replay_size: transitions the replay table holds before the learner samples from it.
       max_replay_size: transitions the replay table holds; beyond it the oldest are removed (>= min_replay_size).
       samples_per_insert: sampled transitions per inserted one; equal to batch_size: one SGD step per environment step.
@@ -68,6 +78,11 @@ class MPOConfig:
     min_stddev: float = 1e-3
     policy_hidden_sizes: Tuple[int, ...] = (128, 128)
     critic_hidden_sizes: Tuple[int, ...] = (128, 128)
+    critic_type: str = "scalar"
+    # Pendulum's returns: at most 16.3 below zero per step, so discounted values lie in about [-1400, 0].
+    num_atoms: int = 51
+    v_min: float = -1000.0
+    v_max: float = 0.0
     # Replay.
     min_replay_size: int = 1_000
     max_replay_size: int = 1_000_000
@@ -84,3 +99,6 @@ class MPOConfig:
                      "epsilon", "epsilon_mean", "epsilon_stddev", "init_stddev", "min_stddev"):
             check(name, getattr(self, name) > 0, "> 0")
         check("num_samples", self.num_samples >= 2, ">= 2")
+        check("critic_type", self.critic_type in CRITIC_TYPES, f"one of {', '.join(CRITIC_TYPES)}")
+        check("num_atoms", self.num_atoms >= 2, ">= 2")
+        check("v_max", self.v_max > self.v_min, "> v_min")

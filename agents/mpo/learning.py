@@ -1,6 +1,7 @@
 """The MPO learning step (Abdolmaleki et al., 2018): an expected-SARSA critic under the target policy, and a
 policy improved by an E-step over sampled actions and a KL-constrained M-step, with learned dual variables; policy,
-critic and dual variables each have their own optimiser, all in one `TrainingState`."""
+critic and dual variables each have their own optimiser, all in one `TrainingState`. With a categorical critic it is
+DMPO (Acme's distributional MPO): the critic learns the return's distribution, and the policy its mean."""
 
 from typing import NamedTuple
 
@@ -9,7 +10,16 @@ import jax.numpy as jnp
 import optax
 
 from acmelike.actors.continuous import to_unit
-from acmelike.losses import MPODualParams, critic_regression_loss, init_dual_params, mpo_loss, project_dual_params
+from acmelike.losses import (
+    MPODualParams,
+    categorical_mean,
+    categorical_td_loss,
+    critic_regression_loss,
+    init_dual_params,
+    mixture_logits,
+    mpo_loss,
+    project_dual_params,
+)
 from acmelike.types import ReplaySample
 from agents.mpo.config import MPOConfig
 from agents.mpo.networks import MPONetworks
@@ -70,38 +80,50 @@ def make_update_step(networks: MPONetworks, config: MPOConfig):
 
     One step, from the same state for critic and policy:
     - critic: Q(s, a) regresses onto r + discount * mean_j Q_target(s', a'_j), with `num_samples` actions a'_j
-      drawn from the target policy at s' (expected SARSA under the target policy; Acme's `policy_eval_stochastic`);
+      drawn from the target policy at s' (expected SARSA under the target policy; Acme's `policy_eval_stochastic`).
+      A categorical critic (DMPO) instead minimises the cross-entropy to the equal mixture of the target critic's
+      distributions at the a'_j, shifted by r + discount * z and projected onto the support;
     - policy and duals: `num_samples` actions a_i drawn from the target policy at s, valued by the target critic,
       give the E-step weights; `acmelike.losses.mpo_loss` fits the policy to them under the decoupled KL
       constraints and gives the temperature's and the multipliers' dual losses. The dual parameters are clipped
       from below after their step (`project_dual_params`);
     - targets: the target policy and critic move toward the online ones by Polyak averaging (rate `tau`).
-    Sampled actions are in the unit box, unclipped for the policy's likelihood; the critic clips them. Extras: none.
+    Sampled actions are in the unit box, unclipped for the policy's likelihood; the critic clips them. The E-step
+    values actions by the critic's mean (a categorical critic's expectation). Extras: none.
     """
     policy_optimizer, critic_optimizer, dual_optimizer = _optimizers(config)
     bounds = networks.bounds
     num_samples = config.num_samples
+    support = None if networks.support is None else jnp.asarray(networks.support)
 
     def sample_actions(policy_params, observations, key):
         mean, stddev = networks.policy.apply(policy_params, observations)
         noise = jax.random.normal(key, (num_samples,) + mean.shape, mean.dtype)
         return mean[None] + stddev[None] * noise, mean, stddev  # [N, B, A], [B, A], [B, A]
 
-    def q_of_samples(critic_params, observations, actions):
-        """[N, B] values of N actions per state (`actions` [N, B, A])."""
+    def critic_of_samples(critic_params, observations, actions):
+        """The critic's outputs for N actions per state (`actions` [N, B, A]): [N, B] values or [N, B, K] logits."""
         return jax.vmap(lambda a: networks.critic.apply(critic_params, observations, a))(actions)
+
+    def mean_value(critic_outputs):
+        return critic_outputs if support is None else categorical_mean(critic_outputs, support)
 
     def critic_loss_fn(critic_params, state: TrainingState, transitions, key):
         next_actions, _, _ = sample_actions(state.target_policy_params, transitions.next_observation, key)
-        value_t = jnp.mean(q_of_samples(state.target_critic_params, transitions.next_observation, next_actions), 0)
-        target = jax.lax.stop_gradient(
-            transitions.reward.astype(jnp.float32) + transitions.discount.astype(jnp.float32) * value_t)
-        q_tm1 = networks.critic.apply(critic_params, transitions.observation, to_unit(transitions.action, bounds))
-        return critic_regression_loss(q_tm1[None], target), jnp.mean(q_tm1)
+        outputs_t = critic_of_samples(state.target_critic_params, transitions.next_observation, next_actions)
+        reward = transitions.reward.astype(jnp.float32)
+        discount = transitions.discount.astype(jnp.float32)
+        outputs_tm1 = networks.critic.apply(critic_params, transitions.observation,
+                                            to_unit(transitions.action, bounds))
+        if support is not None:
+            loss, _ = categorical_td_loss(outputs_tm1, reward, discount, mixture_logits(outputs_t), support)
+            return loss, jnp.mean(mean_value(outputs_tm1))
+        target = jax.lax.stop_gradient(reward + discount * jnp.mean(outputs_t, 0))
+        return critic_regression_loss(outputs_tm1[None], target), jnp.mean(outputs_tm1)
 
     def policy_loss_fn(policy_params, dual_params, state: TrainingState, observations, key):
         actions, target_mean, target_stddev = sample_actions(state.target_policy_params, observations, key)
-        q_values = q_of_samples(state.target_critic_params, observations, actions)
+        q_values = mean_value(critic_of_samples(state.target_critic_params, observations, actions))
         online_mean, online_stddev = networks.policy.apply(policy_params, observations)
         output = mpo_loss(
             dual_params, online_mean, online_stddev, target_mean, target_stddev,

@@ -1,4 +1,5 @@
-"""MPO: the E-step weights and temperature dual, the decoupled M-step and its multipliers, the agent's update step.
+"""MPO: the E-step weights and temperature dual, the decoupled M-step and its multipliers, the agent's update step;
+DMPO (`critic_type="categorical"`): the mixture target and a categorical critic that learns returns.
 
 Pure JAX: every test here runs on both stacks (no Reverb).
 """
@@ -11,6 +12,7 @@ import numpy as np
 import pytest
 from dm_env import specs
 
+from acmelike.actors.continuous import to_unit
 from acmelike.learners import NonFiniteLossError, SGDLearner
 from acmelike.losses import (
     dual_value,
@@ -18,7 +20,9 @@ from acmelike.losses import (
     gaussian_kl,
     gaussian_log_prob,
     init_dual_params,
+    categorical_mean,
     kl_constraint_dual_loss,
+    mixture_logits,
     mpo_loss,
     nonparametric_kl,
     project_dual_params,
@@ -226,8 +230,9 @@ def _small(**overrides):
     return config, spec, mpo.make_networks(spec, config)
 
 
-def test_update_changes_every_network_and_dual_and_polyak_averages_the_targets():
-    config, spec, networks = _small(tau=0.1)
+@pytest.mark.parametrize("critic_type", ["scalar", "categorical"])
+def test_update_changes_every_network_and_dual_and_polyak_averages_the_targets(critic_type):
+    config, spec, networks = _small(tau=0.1, critic_type=critic_type)
     state = mpo.learning.init_training_state(networks, config, jax.random.PRNGKey(0))
     assert state.dual_params.log_alpha_mean.shape == (2,)
     new, metrics, extras = jax.jit(mpo.learning.make_update_step(networks, config))(state, _batch(spec, 16))
@@ -242,6 +247,32 @@ def test_update_changes_every_network_and_dual_and_polyak_averages_the_targets()
     assert set(mpo.learning.LOSS_KEYS) <= set(metrics) and extras == {}
     assert all(np.isfinite(float(v)) for v in metrics.values()), metrics
     assert int(new.steps) == 1
+
+
+def test_mixture_logits_are_the_logits_of_the_mean_distribution():
+    logits = 3.0 * jax.random.normal(jax.random.PRNGKey(0), (N, B, 7))
+    mixed = mixture_logits(logits)
+    assert mixed.shape == (B, 7)
+    np.testing.assert_allclose(jax.nn.softmax(mixed), jnp.mean(jax.nn.softmax(logits), axis=0), rtol=1e-5, atol=1e-7)
+
+
+def test_dmpo_critic_learns_the_return_between_its_atoms():
+    """Terminal transitions (discount 0) with reward -300: the target is -300 projected onto atoms 20 apart, so
+    the categorical critic's mean must come to -300, and a critic that ignored the reward (or projected onto the
+    wrong support) would not."""
+    config, spec, networks = _small(critic_type="categorical", critic_learning_rate=1e-2, num_atoms=51,
+                                    v_min=-1000.0, v_max=0.0)
+    batch = _batch(spec, 64, reward=-300.0)
+    batch = batch._replace(data=batch.data._replace(discount=np.zeros(64, np.float32)))
+    state = mpo.learning.init_training_state(networks, config, jax.random.PRNGKey(0))
+    update = jax.jit(mpo.learning.make_update_step(networks, config))
+    for _ in range(300):
+        state, metrics, _ = update(state, batch)
+    logits = networks.critic.apply(state.critic_params, batch.data.observation,
+                                   to_unit(batch.data.action, networks.bounds))
+    assert logits.shape == (64, 51)
+    np.testing.assert_allclose(categorical_mean(logits, jnp.asarray(networks.support)), -300.0, atol=10.0)
+    np.testing.assert_allclose(metrics["mean_q"], -300.0, atol=10.0)
 
 
 def test_nan_in_the_critic_loss_stops_the_learner_and_keeps_the_state():
@@ -289,9 +320,10 @@ def test_actor_core_keeps_actions_inside_the_bounds(greedy):
 
 @pytest.mark.parametrize("field, value, allowed", [
     ("num_samples", 1, ">= 2"), ("epsilon", 0.0, "> 0"), ("epsilon_stddev", -1.0, "> 0"), ("tau", 0.0, r"in \(0, 1\]"),
+    ("critic_type", "quantile", "one of scalar, categorical"), ("v_max", -2000.0, "> v_min"),
 ])
 def test_config_errors_name_the_field(field, value, allowed):
-    with pytest.raises(ValueError, match=rf"MPOConfig.{field} = {value}; it must be {allowed}"):
+    with pytest.raises(ValueError, match=rf"MPOConfig.{field} = {value!r}; it must be {allowed}"):
         dataclasses.replace(mpo.MPOConfig(), **{field: value})
 
 

@@ -1,5 +1,6 @@
-"""SAC, MPO, TD3 and D4PG learn Pendulum-v1 (fixed seeds), single-process; SAC also as a local_mp program with 2
-actors. CI runs SAC and MPO single-process; the others are long tests (`pytest -m long`).
+"""SAC, MPO, TD3, D4PG and DMPO (MPO with a categorical critic) learn Pendulum-v1 (fixed seeds), single-process;
+SAC also as a local_mp program with 2 actors. CI runs SAC and MPO single-process; the others are long tests
+(`pytest -m long`).
 
 MPO reaches -250 after 6,600 steps (about 70 s idle); with its E-step weights replaced by uniform ones (no policy
 improvement) no 10-episode average rose above -1,120 in 12k steps (agents/mpo/README.md).
@@ -24,12 +25,15 @@ WINDOW = 10
 
 # TD3 and D4PG take 3-4 minutes each of a loaded 2-core machine: long tests. SAC, in CI, covers the shared
 # off-policy continuous path (replay, adder, squashed actions, critic targets).
-@pytest.mark.parametrize("agent, budget", [
-    ("sac", 20_000), ("mpo", 20_000), pytest.param("td3", 20_000, marks=long_test), pytest.param("d4pg", 30_000, marks=long_test),
+@pytest.mark.parametrize("agent, budget, overrides", [
+    pytest.param("sac", 20_000, (), id="sac"), pytest.param("mpo", 20_000, (), id="mpo"),
+    pytest.param("td3", 20_000, (), marks=long_test, id="td3"), pytest.param("d4pg", 30_000, (), marks=long_test, id="d4pg"),
+    pytest.param("mpo", 20_000, ("critic_type=categorical",), marks=long_test, id="dmpo"),
 ])
-def test_agent_learns_pendulum(agent, budget):
+def test_agent_learns_pendulum(agent, budget, overrides):
     config = make_experiment_config(
         agent=agent,
+        config_overrides=overrides,
         environment="Pendulum-v1",
         max_num_actor_steps=budget,
         seed=0,
