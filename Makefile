@@ -17,13 +17,15 @@ PY_LATEST := $(VENV_LATEST)/bin/python
 RUN_DIR ?= runs/demo-dqn-cartpole
 DEMO_STEPS ?= 100000
 PYTEST_ARGS ?=
-# Test processes (pytest-xdist): two, one per core of the 2-core machines CI runs on (TEST_WORKERS=0: one process).
-# On the latest stack each runs XLA single-threaded, where XLA's thread pool hung two runs (tests/conftest.py).
-# Learning runs are handed out first; tests that share a trained run share an xdist_group (--dist loadgroup keeps each group on one worker).
+# Test processes (pytest-xdist). The default is one: on 2 cores, TEST_WORKERS=2 ran the full stack's main part in
+# 2,678 s (one local_mp test then timed out starting its program) against about 2,100 s in one process, because
+# the learning runs, half the CPU time, only share the two cores. On the latest stack XLA runs single-threaded in
+# the tests: its thread pool hung two runs there (tests/conftest.py). With workers, learning runs are handed out
+# first, and tests that share a trained run share an xdist_group (--dist loadgroup keeps each group on one worker).
 # Tests marked `alone` (Ray on a two-node cluster: its port allocation races under load) run first, one at a time;
 # the main run comes last so that CI's output ends with its summary (on the latest stack every `alone` test skips:
 # they need Reverb).
-TEST_WORKERS ?= 2
+TEST_WORKERS ?= 0
 PYTEST_PARALLEL := $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadgroup)
 
 .PHONY: demo test test-long test-latest venv venv-latest clean notebook docs results
