@@ -11,9 +11,9 @@ Under pytest-xdist the controller creates it before starting its workers, which 
 On the latest stack (jax >= 0.7) every test, and every process a test starts, runs XLA single-threaded on the CPU
 (acmelike/xla_threads.py) unless $XLA_FLAGS is already set: there, XLA's Eigen thread pool twice hung a test run
 (every thread idle on a futex, the test blocked fetching a vmapped result), once with one pytest process and once
-with two. The full stack's jax 0.6 never did, and keeps XLA's thread pool: with two pytest-xdist workers on two
-cores, a learning run's thread pool also uses the core the other worker leaves idle while it waits on a
-subprocess, and single-threaded runs made `make test` slower (measured in the note on issue 21).
+with two. The full stack's jax 0.6 never hung, and keeps XLA's thread pool: `make test` runs in one process there,
+and the pool lets a learning run use both cores. (Its learning tests' thresholds were measured with the pool; XLA's
+threading changes the order of floating-point sums, so a seeded run takes another path without it.)
 
 Trained runs that several tests read are session fixtures here, trained once per test process.
 """
@@ -59,6 +59,16 @@ def dqn_cartpole_expert(tmp_path_factory):
         stop_at_average_return=490.0, progress_period_s=30.0, replay="local",
     )
     return run_dir, run_single_process(config)
+
+
+@pytest.fixture(autouse=True)
+def _no_program_outlives_its_test():
+    """A test that fails while its program runs (a timeout, an assertion before the end) would leave the program
+    running, taking the CPU from the tests after it: its launcher and every process under it are killed here."""
+    yield
+    from program_launcher import kill_the_still_running
+
+    kill_the_still_running()
 
 
 def pytest_collection_modifyitems(config, items):

@@ -17,7 +17,9 @@ SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "distributed_s
 
 class Launcher:
     """Runs tests/distributed_script.py (or, with `command_line=True`, `python -m launch`) with `args`, recording
-    every process it starts (to check none outlives it).
+    every process it starts (to check none outlives it). A test that fails before its program ends leaves nothing
+    running either: tests/conftest.py kills, after every test, each launcher it started that is still running
+    (`kill_the_still_running`).
 
     With `own_process_group`, the launcher leads a new process group, so a test can signal the whole group as a
     terminal's Ctrl-C does (`signal_group`). With `separate_stderr`, `output` is stdout alone (`errors`: stderr).
@@ -37,6 +39,9 @@ class Launcher:
         )
         self.descendants = set()
         self.errors = ""
+        Launcher.started.append(self)
+
+    started: list = []  # every Launcher since the last `kill_the_still_running`
 
     def signal_group(self, signal_number: int) -> None:
         os.killpg(os.getpgid(self.process.pid), signal_number)
@@ -99,6 +104,20 @@ class Launcher:
                 psutil.Process(pid).kill()
             except psutil.NoSuchProcess:
                 pass
+
+
+def kill_the_still_running() -> list:
+    """Kills every launcher started since the last call whose launcher process still runs, with all the processes
+    recorded under it (and those it has now); returns their command lines. For a test's teardown."""
+    killed = []
+    for launcher in Launcher.started:
+        if launcher.process.poll() is None:
+            launcher._record()
+            launcher.kill()
+            launcher.process.wait()
+            killed.append(" ".join(map(str, launcher.process.args))[:200])
+    Launcher.started.clear()
+    return killed
 
 
 def line_after(output, prefix):
