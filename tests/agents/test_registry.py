@@ -80,24 +80,44 @@ def test_every_registered_agent_runs_as_a_local_mt_program(name, tmp_path):
     assert launcher.left_behind() == []
 
 
-@pytest.mark.parametrize("name", anakin_agents())
-def test_every_anakin_form_trains_fully_jitted_on_a_jax_environment(name, tmp_path):
-    """Each agent's own `anakin.py` form, found through its registry entry, under the smoke config: it collects
-    steps, updates with finite losses, and writes the runner's summary."""
+def _anakin_smoke_run(name, run_dir) -> dict:
+    """The agent's own `anakin.py` form, found through its registry entry, under the smoke config: seeds 3 and 4
+    vmapped in one call, each writing its files under `run_dir/seed_<n>`."""
     from launch.engines.anakin import AnakinConfig, run_anakin
 
-    config = AnakinConfig(
-        agent=name, environment=_jax_environment(name), max_num_actor_steps=SMOKE_STEPS * 4, seeds=(0, 1),
-        agent_config=make_agent_config(name, _smoke_overrides(name)), run_dir=str(tmp_path), progress_period_s=60.0,
+    return run_anakin(AnakinConfig(
+        agent=name, environment=_jax_environment(name), max_num_actor_steps=SMOKE_STEPS * 4, seeds=(3, 4),
+        agent_config=make_agent_config(name, _smoke_overrides(name)), run_dir=str(run_dir), progress_period_s=60.0,
         iterations_per_call=8,
-    )
-    summary = run_anakin(config)
+    ))
+
+
+_ANAKIN_SMOKE_RUNS = {}
+
+
+@pytest.fixture
+def anakin_smoke_run(tmp_path_factory):
+    """(run directory, summary) of `_anakin_smoke_run(name)`, run once per agent and test process: the smoke test
+    and the reproducibility test read the same run (each run compiles the agent's whole loop, 15-45 s)."""
+    def run(name):
+        if name not in _ANAKIN_SMOKE_RUNS:
+            run_dir = tmp_path_factory.mktemp(f"anakin-{name}")
+            _ANAKIN_SMOKE_RUNS[name] = run_dir, _anakin_smoke_run(name, run_dir)
+        return _ANAKIN_SMOKE_RUNS[name]
+    return run
+
+
+@pytest.mark.parametrize("name", anakin_agents())
+def test_every_anakin_form_trains_fully_jitted_on_a_jax_environment(name, anakin_smoke_run):
+    """It collects steps, updates with finite losses, and writes the runner's summary for each seed."""
+    run_dir, summary = anakin_smoke_run(name)
+    assert [seed_summary["seed"] for seed_summary in summary["seeds"]] == [3, 4], summary
     for seed_summary in summary["seeds"]:
         assert seed_summary["agent"] == name and seed_summary["env_steps"] >= SMOKE_STEPS, seed_summary
         assert seed_summary["learner_steps"] > 0, f"{name}'s Anakin form never updated: {seed_summary}"
-    with open(tmp_path / "seed_0" / "learner.csv") as f:
-        losses = [float(row["loss"]) for row in csv.DictReader(f)]
-    assert losses and all(math.isfinite(loss) for loss in losses), losses
+        with open(run_dir / f"seed_{seed_summary['seed']}" / "learner.csv") as f:
+            losses = [float(row["loss"]) for row in csv.DictReader(f)]
+        assert losses and all(math.isfinite(loss) for loss in losses), losses
 
 
 # Reproducibility: the same seed gives the same run, bit for bit. Columns that time the run are left out.
@@ -214,20 +234,18 @@ def test_same_seed_offline_runs_are_bit_identical(name, tmp_path):
 
 
 @pytest.mark.parametrize("name", anakin_agents())
-def test_same_seed_anakin_runs_are_bit_identical(name, tmp_path):
-    from launch.engines.anakin import AnakinConfig, run_anakin
+def test_same_seed_anakin_runs_are_bit_identical(name, anakin_smoke_run, tmp_path):
+    """A second call with the same seeds repeats each seed's run bit for bit; the two seeds' runs differ."""
+    first_dir, _ = anakin_smoke_run(name)
+    _anakin_smoke_run(name, tmp_path)
 
-    def run(seed, run_dir):
-        run_anakin(AnakinConfig(
-            agent=name, environment=_jax_environment(name), max_num_actor_steps=SMOKE_STEPS * 4, seeds=(seed,),
-            agent_config=make_agent_config(name, _smoke_overrides(name)), run_dir=str(run_dir),
-            progress_period_s=60.0, iterations_per_call=8,
-        ))
-        return {"actor": _logged(run_dir, "actor"), "learner": _logged(run_dir, "learner")}
+    def logged(run_dir, seed):
+        return {"actor": _logged(run_dir / f"seed_{seed}", "actor"),
+                "learner": _logged(run_dir / f"seed_{seed}", "learner")}
 
-    first = run(3, tmp_path / "first")
-    _assert_identical(first, run(3, tmp_path / "again"))
-    assert run(4, tmp_path / "other")["learner"] != first["learner"]
+    for seed in (3, 4):
+        _assert_identical(logged(first_dir, seed), logged(tmp_path, seed))
+    assert logged(first_dir, 3)["learner"] != logged(first_dir, 4)["learner"]
 
 
 def test_every_registered_agent_is_importable_and_named_consistently():
