@@ -3,15 +3,11 @@ fully jitted (several seeds vmapped in one call), with the summary and files of 
 
 import json
 import os
-import subprocess
-import sys
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-
-from run_helpers import REPO
 from stack import require
 
 require("gymnax")
@@ -167,15 +163,6 @@ def test_dqn_learns_cartpole():
 DQN_THRESHOLD = 150.0
 
 
-def test_importing_the_anakin_runner_pulls_no_reverb_tensorflow_or_launchpad():
-    code = (
-        "import sys, launch.engines.anakin, agents.dqn.anakin, agents.ppo.anakin\n"
-        "bad = [m for m in ('reverb', 'tensorflow', 'launchpad') if m in sys.modules]\n"
-        "assert not bad, bad\n"
-    )
-    subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO)
-
-
 @pytest.mark.parametrize(
     "arguments, message",
     [
@@ -211,9 +198,10 @@ def test_ctrl_c_ends_an_anakin_run_cleanly_with_an_interrupted_summary(tmp_path)
         os.kill(os.getpid(), signal.SIGINT)
 
     threading.Thread(target=interrupt_once_learning, daemon=True).start()
+    # The learning fixture's loop (seeds, config, iterations per call): its compiled form comes from the cache.
     summary = run_anakin(AnakinConfig(agent="ppo", environment=CARTPOLE, max_num_actor_steps=5_000_000,
                                       seeds=(0, 1), agent_config=PPOConfig(), run_dir=str(tmp_path),
-                                      iterations_per_call=4, progress_period_s=0))
+                                      iterations_per_call=16, progress_period_s=0))
     assert summary["interrupted"] is True and summary["signal"] == "SIGINT", summary
     assert all(s["interrupted"] and s["env_steps"] < 5_000_000 for s in summary["seeds"])
     with open(tmp_path / "summary.json") as f:

@@ -28,12 +28,14 @@ PURE_JAX_MODULES = [
     "acmelike.variables",
     "acmelike.builders",
 ]
-# Every registered agent's package and learning step (a new agent is checked without editing this file).
+# Every registered agent's package, learning step and fully jitted form (a new agent is checked without editing
+# this file), and the fully jitted runner, which must run where Reverb and TensorFlow are not installed.
 PURE_JAX_MODULES += [
-    module
+    f"{package}{part}"
     for package in sorted(set(AGENTS.values()))
-    for module in [package] + ([f"{package}.learning"] if os.path.exists(package.replace(".", "/") + "/learning.py") else [])
-]
+    for part in ("", ".learning", ".anakin")
+    if not part or os.path.exists(package.replace(".", "/") + f"/{part[1:]}.py")
+] + ["launch.engines.anakin"]
 
 _CHECK = """
 import importlib, importlib.abc, json, sys
