@@ -39,24 +39,30 @@ def _fake_environment_factory(definition):
     return fake_environment_factory(definition.action_space)
 
 
-def _smoke_config(name, run_dir):
+def _smoke_config(name, run_dir, num_envs=1):
     definition = agent_definition(name)
     return make_experiment_config(
-        agent=name, environment="fake", max_num_actor_steps=SMOKE_STEPS, seed=0, run_dir=str(run_dir),
+        agent=name, environment="fake", max_num_actor_steps=SMOKE_STEPS * num_envs, seed=0, run_dir=str(run_dir),
         environment_factory=_fake_environment_factory(definition),
-        config_overrides=_smoke_overrides(name), progress_period_s=60.0,
+        config_overrides=_smoke_overrides(name), progress_period_s=60.0, num_envs=num_envs,
     )
 
 
+# Every agent acts batched here (--num-envs 4: four fake environments stepped together, one policy call), except
+# multi-agent agents, which act for several agents in one environment per actor and refuse --num-envs above 1
+# (tests/agents/test_multiagent.py). Unbatched, every agent acts on Reverb as a local_mt program (below) and on the
+# local replay in the reproducibility test.
 @pytest.mark.parametrize("name", online_agents())
 def test_every_registered_agent_trains_single_process_on_a_fake_environment(name, tmp_path):
     require("reverb")
     from launch import run_single_process
 
-    summary = run_single_process(_smoke_config(name, tmp_path))
-    assert summary["agent"] == name and summary["env_steps"] >= SMOKE_STEPS
+    num_envs = 1 if agent_definition(name).multiagent else 4
+    summary = run_single_process(_smoke_config(name, tmp_path, num_envs))
+    assert summary["agent"] == name and summary["env_steps"] >= SMOKE_STEPS * num_envs
     assert summary["learner_steps"] > 0, f"{name}'s learner never stepped within {SMOKE_STEPS} steps: {summary}"
-    assert json.loads((tmp_path / "config.json").read_text())["agent_config"] == json.loads(json.dumps(summary["config"]))
+    written = json.loads((tmp_path / "config.json").read_text())
+    assert written["num_envs"] == num_envs and written["agent_config"] == json.loads(json.dumps(summary["config"]))
 
 
 # TD3, D4PG and MPO are wired into a distributed program exactly as SAC is (the off-policy continuous path), so
