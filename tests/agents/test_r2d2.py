@@ -91,11 +91,12 @@ def test_burn_in_steps_get_no_gradient():
     loss_fn = make_loss_fn(networks, config)
     sample = _sample(config)
 
+    @jax.jit  # op by op, the unrolls and their gradient took 20-50 s
     def loss_of(observations, core_state):
         data = sample.data._replace(observation=observations, extras={"core_state": core_state})
         return loss_fn(params, params, sample._replace(data=data))[0]
 
-    grad_obs, grad_state = jax.grad(loss_of, argnums=(0, 1))(
+    grad_obs, grad_state = jax.jit(jax.grad(loss_of, argnums=(0, 1)))(
         jnp.asarray(sample.data.observation), jax.tree_util.tree_map(jnp.asarray, sample.data.extras["core_state"])
     )
     burn_in = config.burn_in_length
