@@ -53,8 +53,10 @@ def test_every_agents_gradient_reaches_the_shared_parameters(config_class):
     networks = make_networks(_spec(), config)
     params = networks.init(jax.random.PRNGKey(0))
 
+    loss_gradient = jax.jit(jax.grad(lambda p, items: learning.loss(networks, config, p, items)[0]))
+
     def gradient(mask):
-        return jax.grad(lambda p: learning.loss(networks, config, p, _items(16, mask))[0])(params)
+        return loss_gradient(params, _items(16, mask))
 
     only_a, only_b = gradient([1, 0, 0]), gradient([0, 1, 0])
     for grads in (only_a, only_b):  # one agent's steps alone move every shared parameter
