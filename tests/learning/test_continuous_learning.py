@@ -10,7 +10,8 @@ SAC reaches -250 after 9.6k steps (26 s on a loaded 2-core machine; with its def
 108-243 s loaded), MPO after 10.6k (56 s loaded; with its defaults 6.6k steps, 62 s idle, 133-187 s loaded).
 With the policy's learning rate at 1e-12 and the same small networks, no 10-episode average rose above -1,688
 (SAC) or -1,111 (MPO) within 20k steps. MPO with its E-step weights replaced by uniform ones (no policy
-improvement, default networks) stayed below -1,120 in 12k steps (agents/mpo/README.md). The long tests run each agent's defaults.
+improvement, default networks) stayed below -1,120 in 12k steps (agents/mpo/README.md). The long tests run each
+agent's defaults.
 """
 
 import json
