@@ -192,8 +192,10 @@ class QLearningBuilder(ActorLearnerBuilder):
 
 
 # --8<-- [start:train]
-def train(max_num_actor_steps: int = 30_000, seed: int = 0, stop_at_average_return=None, **config_fields) -> dict:
-    """Trains the agent on CartPole-v1 in one process; returns the run's summary (a `RunResult`)."""
+def train(max_num_actor_steps: int = 30_000, seed: int = 0, stop_at_average_return=None, replay: str = "reverb",
+          **config_fields) -> dict:
+    """Trains the agent on CartPole-v1 in one process; returns the run's summary (a `RunResult`). `replay="local"`:
+    the seeded in-process replay, which makes two runs of one seed the same run."""
     config = QLearningConfig(**config_fields)
     experiment = launch.ExperimentConfig(
         builder=QLearningBuilder(config),
@@ -202,6 +204,7 @@ def train(max_num_actor_steps: int = 30_000, seed: int = 0, stop_at_average_retu
         max_num_actor_steps=max_num_actor_steps,
         seed=seed,
         stop_at_average_return=stop_at_average_return,  # of the last 20 episodes
+        replay=replay,
         agent_name="qlearning",
         environment_name="CartPole-v1",
     )
