@@ -62,11 +62,10 @@ def main():
     args = parser.parse_args()
     factory, overrides = None, ()
     if args.mode == "smoke":
-        from fakes import fake_environment_factory
+        from fakes import fake_environment_factory, smoke_overrides
 
-        definition = agent_definition(args.agent)
-        factory = fake_environment_factory(definition.action_space)
-        overrides = [f"{key}={_text(value)}" for key, value in definition.smoke_config.items()]
+        factory = fake_environment_factory(agent_definition(args.agent).action_space)
+        overrides = smoke_overrides(args.agent)
     config = make_experiment_config(
         agent=args.agent, environment="fake" if factory else "CartPole-v1", max_num_actor_steps=args.steps, seed=0,
         run_dir=args.run_dir, evaluation_every=args.eval_every, progress_period_s=5.0,
@@ -98,13 +97,6 @@ def _ray(args):
     from launch.engines.distributed.ray_engine import RayOptions, parse_resources
 
     return RayOptions(args.ray_address, parse_resources(args.ray_resources))
-
-
-def _text(value) -> str:
-    """A config value as `--config` text (tuples as comma-separated items)."""
-    if isinstance(value, tuple):
-        return ",".join(str(item) for item in value)
-    return str(value)
 
 
 if __name__ == "__main__":

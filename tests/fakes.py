@@ -108,6 +108,15 @@ class FakeContinuousEnvironment(FakeEnvironment):
         return specs.BoundedArray(self.action_shape, np.float32, -1.0, 1.0, name="action")
 
 
+def smoke_overrides(agent: str) -> list:
+    """The registry's smoke config of `agent` as `--config` texts ("key=value"; tuples comma-separated): small
+    enough that the learner steps within a few hundred environment steps."""
+    from launch.registry import agent_definition
+
+    return [f"{key}={','.join(map(str, value)) if isinstance(value, tuple) else value}"
+            for key, value in agent_definition(agent).smoke_config.items()]
+
+
 def fake_environment(action_space: str, seed: int, episode_length: int = 10) -> dm_env.Environment:
     """A fake environment for `action_space` ("discrete" or "continuous"); `seed` is accepted and unused (the
     fakes are deterministic), so this serves as an `ExperimentConfig.environment_factory`."""

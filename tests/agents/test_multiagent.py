@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from fakes import FakeActor, fake_environment_factory, fake_multiagent_environment
+from fakes import FakeActor, fake_environment_factory, fake_multiagent_environment, smoke_overrides
 from program_launcher import Launcher, line_after
 from stack import long_test, require
 
@@ -253,10 +253,7 @@ def test_multiagent_agents_fit_the_mpe_environments_their_specs_allow():
 def test_multiagent_agents_run_as_distributed_programs(agent, launch, environment, tmp_path):
     """The command line, as a person runs it: two actors, each stepping its own multi-agent environment."""
     require("launchpad")
-    from launch.registry import agent_definition
-
-    smoke = [arg for key, value in agent_definition(agent).smoke_config.items()  # learner steps within 600 steps
-             for arg in ("--config", f"{key}={','.join(map(str, value)) if isinstance(value, tuple) else value}")]
+    smoke = [arg for text in smoke_overrides(agent) for arg in ("--config", text)]  # learner steps within 600 steps
     launcher = Launcher("--agent", agent, "--env", environment, "--launch", *launch.split(), "--actors", 2,
                         "--steps", 600, *smoke, run_dir=tmp_path, command_line=True)
     assert launcher.wait(timeout=300) == 0, launcher.output[-5000:]

@@ -8,7 +8,7 @@ import math
 import jax
 import numpy as np
 import pytest
-from fakes import fake_environment_factory, fake_multiagent_environment, random_transition_batches
+from fakes import fake_environment_factory, fake_multiagent_environment, random_transition_batches, smoke_overrides
 from program_launcher import Launcher, line_after
 from run_helpers import command_line
 from stack import long_test, require
@@ -27,11 +27,6 @@ def _jax_environment(name: str) -> str:
     return "jaxmarl/MPE_simple_spread_v3"
 
 
-def _smoke_overrides(name):
-    return [f"{key}={','.join(map(str, v)) if isinstance(v, tuple) else v}" for key, v in
-            agent_definition(name).smoke_config.items()]
-
-
 def _fake_environment_factory(definition):
     """The fake environment an agent's smoke tests run on: multi-agent agents get three agents (leaving early)."""
     if definition.multiagent:
@@ -44,7 +39,7 @@ def _smoke_config(name, run_dir, num_envs=1):
     return make_experiment_config(
         agent=name, environment="fake", max_num_actor_steps=SMOKE_STEPS * num_envs, seed=0, run_dir=str(run_dir),
         environment_factory=_fake_environment_factory(definition),
-        config_overrides=_smoke_overrides(name), progress_period_s=60.0, num_envs=num_envs,
+        config_overrides=smoke_overrides(name), progress_period_s=60.0, num_envs=num_envs,
     )
 
 
@@ -93,7 +88,7 @@ def _anakin_smoke_run(name, run_dir) -> dict:
 
     return run_anakin(AnakinConfig(
         agent=name, environment=_jax_environment(name), max_num_actor_steps=SMOKE_STEPS * 4, seeds=(3, 4),
-        agent_config=make_agent_config(name, _smoke_overrides(name)), run_dir=str(run_dir), progress_period_s=60.0,
+        agent_config=make_agent_config(name, smoke_overrides(name)), run_dir=str(run_dir), progress_period_s=60.0,
         iterations_per_call=8,
     ))
 
@@ -200,7 +195,7 @@ def _offline_run(name, run_dir, seed=0) -> dict:
     from launch.experiments.config import OfflineExperimentConfig
 
     definition = agent_definition(name)
-    agent_config = make_agent_config(name, _smoke_overrides(name))
+    agent_config = make_agent_config(name, smoke_overrides(name))
     environment_factory = fake_environment_factory(definition.action_space)
     spec = make_environment_spec(environment_factory(0))
     batch = agent_config.batch_size * agent_config.num_sgd_steps_per_step
@@ -258,7 +253,7 @@ def test_every_registered_agent_is_importable_and_named_consistently():
     for name in AGENTS:
         definition = agent_definition(name)
         assert definition.name == name
-        make_agent_config(name, _smoke_overrides(name))  # the smoke config is a valid config
+        make_agent_config(name, smoke_overrides(name))  # the smoke config is a valid config
 
 
 def test_unknown_agent_lists_the_registry():
