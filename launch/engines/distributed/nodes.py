@@ -236,13 +236,18 @@ class ActorNode(core.Worker):
 
         threading.Thread(target=interrupt_at_stop, name=f"{self._name}-stop", daemon=True).start()
         with report_failures(self._name, self._run_dir):
-            actor_steps = 0
-            while not stop.is_set():
-                actor_steps = int(self._loop.run_episode()["actor_steps"])
-                self._checkpoints.after_episode(actor_steps)
-            if actor_steps:
-                with report_failures(self._name, self._run_dir, final_save=True):
-                    self._checkpoints.save(actor_steps)
+            try:
+                actor_steps = 0
+                while not stop.is_set():
+                    actor_steps = int(self._loop.run_episode()["actor_steps"])
+                    self._checkpoints.after_episode(actor_steps)
+                if actor_steps:
+                    with report_failures(self._name, self._run_dir, final_save=True):
+                        self._checkpoints.save(actor_steps)
+            finally:
+                # Under local_mt the process outlives this node (an interrupted episode ends it too): a Reverb
+                # server stopping waits out a 5 s deadline on each writer stream still open.
+                self._adder.close()
             # No final counter flush: the counter node may already be gone, and the budget has been met.
 
 
