@@ -200,6 +200,12 @@ def run_single_process(config: ExperimentConfig, options: RunOptions = RunOption
         write_config(config)
     parts = AgentParts(config)
     environment = parts.actor_environment(0)
+    # Closed at the end, whatever happens: TensorBoard's buffered events reach disk and the CSV files are let go
+    # (a notebook runs many runs in one process).
+    logs = {"learner": _loggers(config, "learner", False, lifecycle, "learner_steps"),
+            "actor": _loggers(config, "actor", False, lifecycle, "actor_steps"),
+            "evaluator": _loggers(config, "evaluator", True, lifecycle, "actor_steps") if config.evaluation_every
+            else NoOpLogger()}
     with REPLAYS[config.replay](config, parts, lifecycle) as replay:
         adder = parts.adder(replay.client)
         try:
@@ -208,7 +214,7 @@ def run_single_process(config: ExperimentConfig, options: RunOptions = RunOption
                 dataset=replay.dataset,
                 replay_client=replay.client,
                 counter=Counter(counter, "learner", time_delta=0.0),
-                logger=_loggers(config, "learner", False, lifecycle, "learner_steps"),
+                logger=logs["learner"],
             )
             if config.replay == "local" and hasattr(learner, "log_every_step"):
                 learner.log_every_step()  # a time-throttled log would differ between identical runs
@@ -216,7 +222,7 @@ def run_single_process(config: ExperimentConfig, options: RunOptions = RunOption
             actor = LearningActor(acting, learner, replay.dataset, replay.tables)
             train_loop = make_environment_loop(
                 environment, actor, counter=Counter(counter, "actor", time_delta=0.0),
-                logger=_loggers(config, "actor", False, lifecycle, "actor_steps"),
+                logger=logs["actor"],
             )
             evaluator = None
             if config.evaluation_every:
@@ -228,7 +234,7 @@ def run_single_process(config: ExperimentConfig, options: RunOptions = RunOption
                         counter=Counter(counter, "evaluator", time_delta=0.0),  # in the root: checkpointed with it
                         logger=NoOpLogger(),
                     ),
-                    _loggers(config, "evaluator", True, lifecycle, "actor_steps"),
+                    logs["evaluator"],
                 )
             tracker = make_tracker(config)
             lifecycle.start(learner=learner, actors={"0": acting}, counter=counter, tracker=tracker,
@@ -240,6 +246,8 @@ def run_single_process(config: ExperimentConfig, options: RunOptions = RunOption
             params = learner.get_variables(["policy"])[0]
         finally:
             adder.close()  # an open Reverb writer stream makes server.stop() wait out its 5 s deadline
+            for logger in logs.values():
+                logger.close()
 
     extra = {"average_evaluator_return": evaluator.last_average} if evaluator is not None else {}
     summary = run_summary(

@@ -17,7 +17,7 @@ from acmelike.specs import EnvironmentSpec
 from dm_env import specs
 from tests.stack import require
 
-from tests.run_helpers import REPO, SMALL_DQN, command_line, csv_column, environment, launch_command  # noqa: E402
+from tests.run_helpers import REPO, SMALL_DQN, command_line, csv_column, environment  # noqa: E402
 
 STEPS, EVALUATION_EPISODES = 2500, 5
 
@@ -28,12 +28,9 @@ def trained_run(tmp_path_factory):
     snapshot holds exactly the parameters the evaluator ran), with TensorBoard on."""
     require("reverb")
     run_dir = str(tmp_path_factory.mktemp("snapshot") / "run")
-    # A subprocess: the run's files are read as a finished process leaves them. (In-process, the single-process
-    # runner does not close its loggers, so the evaluator's TensorBoard events may still be buffered.)
-    result = subprocess.run(launch_command("--agent", "dqn", "--env", "CartPole-v1", "--steps", str(STEPS),
-                                           "--eval-every", str(STEPS), "--run-dir", run_dir, "--tensorboard",
-                                           *SMALL_DQN),
-                            cwd=REPO, env=environment(), capture_output=True, text=True, timeout=300)
+    # In this process: the runner closes its loggers at the end, so the TensorBoard events are on disk after it.
+    result = command_line("--agent", "dqn", "--env", "CartPole-v1", "--steps", STEPS, "--eval-every", STEPS,
+                          "--run-dir", run_dir, "--tensorboard", *SMALL_DQN)
     assert result.returncode == 0, result.stderr[-3000:]
     return run_dir
 
