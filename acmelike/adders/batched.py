@@ -332,6 +332,13 @@ class UnbatchedIterator(Iterator[ReplaySample]):
         `LocalDataset`): a batch is already split off, or one pull of the wrapped iterator serves one."""
         return self._available >= self._batch_size or self._iterator.ready()
 
+    def close(self) -> None:
+        """Closes the wrapped iterator (a `ReplayDataset` then lets go of the tables within its timeout). Without
+        it, a prefetch thread waiting on the rate limiter at the end of a run would wait on for ever."""
+        close = getattr(self._iterator, "close", None)
+        if close is not None:
+            close()
+
     def _pull(self) -> None:
         sample = next(self._iterator)
         k, b = self._k, len(sample.info.key)

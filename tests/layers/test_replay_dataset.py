@@ -53,9 +53,9 @@ def _os_threads() -> int:
     return len(os.listdir("/proc/self/task"))
 
 
-def _waiting_prefetcher_closed():
+def _waiting_prefetcher_closed(wrap=lambda batches: batches):
     server = queue_server()
-    batches = Prefetcher(dataset(server, timeout_ms=200))
+    batches = Prefetcher(wrap(dataset(server, timeout_ms=200)))
     time.sleep(0.3)  # the prefetch thread now waits on the empty queue
     assert not batches.ready()
     batches.close(timeout=5)
@@ -75,6 +75,15 @@ def test_close_ends_the_thread_waiting_on_an_empty_table_and_frees_the_tables_th
     time.sleep(0.5)
     # Left waiting, each cycle kept ~40 threads of the table and its sampler alive (measured: 50, 88, 126).
     assert _os_threads() <= before + 5, (before, _os_threads())
+
+
+def test_close_reaches_the_dataset_through_a_batched_runs_unbatching():
+    """With --num-envs K the learner's dataset is an `UnbatchedIterator` over the `ReplayDataset`. Before it
+    passed `close()` on, a prefetch thread waiting on the rate limiter at the end of a run outlived it, and each
+    batched run's end waited out the runner's 5 s join."""
+    from acmelike.adders.batched import UnbatchedIterator
+
+    assert not _waiting_prefetcher_closed(lambda batches: UnbatchedIterator(batches, items_per_write=4, batch_size=4))
 
 
 def _sampled_ahead_of_the_learner(batches, client, inserted: int, batch_size: int) -> int:
