@@ -201,11 +201,14 @@ def run_single_process(config: ExperimentConfig, options: RunOptions = RunOption
     parts = AgentParts(config)
     environment = parts.actor_environment(0)
     # Closed at the end, whatever happens: TensorBoard's buffered events reach disk and the CSV files are let go
-    # (a notebook runs many runs in one process).
-    logs = {"learner": _loggers(config, "learner", False, lifecycle, "learner_steps"),
-            "actor": _loggers(config, "actor", False, lifecycle, "actor_steps"),
-            "evaluator": _loggers(config, "evaluator", True, lifecycle, "actor_steps") if config.evaluation_every
-            else NoOpLogger()}
+    # (a notebook runs many runs in one process). Each is opened where the run needs it: the actor's CSV file
+    # appears just before the first episode, as it always has.
+    logs = []
+
+    def opened(label: str, terminal: bool, step_key: str):
+        logs.append(_loggers(config, label, terminal, lifecycle, step_key))
+        return logs[-1]
+
     with REPLAYS[config.replay](config, parts, lifecycle) as replay:
         adder = parts.adder(replay.client)
         try:
@@ -214,7 +217,7 @@ def run_single_process(config: ExperimentConfig, options: RunOptions = RunOption
                 dataset=replay.dataset,
                 replay_client=replay.client,
                 counter=Counter(counter, "learner", time_delta=0.0),
-                logger=logs["learner"],
+                logger=opened("learner", False, "learner_steps"),
             )
             if config.replay == "local" and hasattr(learner, "log_every_step"):
                 learner.log_every_step()  # a time-throttled log would differ between identical runs
@@ -222,7 +225,7 @@ def run_single_process(config: ExperimentConfig, options: RunOptions = RunOption
             actor = LearningActor(acting, learner, replay.dataset, replay.tables)
             train_loop = make_environment_loop(
                 environment, actor, counter=Counter(counter, "actor", time_delta=0.0),
-                logger=logs["actor"],
+                logger=opened("actor", False, "actor_steps"),
             )
             evaluator = None
             if config.evaluation_every:
@@ -234,7 +237,7 @@ def run_single_process(config: ExperimentConfig, options: RunOptions = RunOption
                         counter=Counter(counter, "evaluator", time_delta=0.0),  # in the root: checkpointed with it
                         logger=NoOpLogger(),
                     ),
-                    logs["evaluator"],
+                    opened("evaluator", True, "actor_steps"),
                 )
             tracker = make_tracker(config)
             lifecycle.start(learner=learner, actors={"0": acting}, counter=counter, tracker=tracker,
@@ -246,7 +249,7 @@ def run_single_process(config: ExperimentConfig, options: RunOptions = RunOption
             params = learner.get_variables(["policy"])[0]
         finally:
             adder.close()  # an open Reverb writer stream makes server.stop() wait out its 5 s deadline
-            for logger in logs.values():
+            for logger in logs:
                 logger.close()
 
     extra = {"average_evaluator_return": evaluator.last_average} if evaluator is not None else {}
