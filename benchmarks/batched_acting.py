@@ -365,7 +365,7 @@ def main(argv=None):
         vector_steps = 2_000 if args.quick else 10_000
         for kind, label in (("n_step", "n-step transitions (DQN)"), ("sequence", "sequences of 33 (PPO)")):
             rounds = []
-            for _ in range(3 if args.quick else 5):
+            for _ in range(2 if args.quick else 5):  # each worker is a fresh process paying Reverb's import
                 unbatched = _run_worker("adder", kind, 0, vector_steps * NUM_ENVS)
                 batched = _run_worker("adder", kind, NUM_ENVS, vector_steps)
                 rounds.append((unbatched.get("us_per_env_step"), batched.get("us_per_env_step")))
@@ -383,7 +383,7 @@ def main(argv=None):
             )
     # 2. DQN env steps/s, learner running, 8 environments vs 1.
     if "dqn" in args.parts:
-        steps = 12_000 if args.quick else 40_000
+        steps = 8_000 if args.quick else 40_000  # quick: 5,000 steady steps past WARMUP_STEPS
         for i in range(2 if args.quick else 3):
             for num_envs in ((1, NUM_ENVS) if i % 2 == 0 else (NUM_ENVS, 1)):
                 run = _run_worker("dqn", num_envs, steps)

@@ -5,6 +5,7 @@ and interleaved (Launchpad, Ray, Launchpad, Ray) by `distributed_scaling.run_one
 limit. The rate is distributed_scaling's steady rate: the actors' own steps / seconds inside episodes, from their
 CSV logs (process start-up, imports and JIT compilation excluded). The ratio is Ray / Launchpad; goal: Ray within
 10% of Launchpad (ratio >= 0.9) at 2 actors, since actors step locally and fetch parameters asynchronously on both.
+Quick mode runs the 2 actors only.
 Ray's start-up (`ray.init` of a local instance, from the run's summary) and each run's wall time are recorded too.
 When Ray cannot be imported the result says "not available" and nothing runs.
 
@@ -55,7 +56,8 @@ def main(argv=None):
                        rows=[result_row(title, None, None, "env steps/s", GOAL, note=missing)])
     else:
         runs = {}
-        for actors in (1, 2):
+        # Quick mode (`make bench`'s < 15 minutes) runs the goal's 2 actors only: each program pays ~30 s of start-up.
+        for actors in (2,) if args.quick else (1, 2):
             for engine in ENGINES:
                 print(f"  running {engine}, {actors} actor(s) ({steps} env steps) ...", flush=True)
                 runs[(engine, actors)] = {**run_one(actors, steps, 300 if args.quick else 600, launch_type=engine),
@@ -63,10 +65,10 @@ def main(argv=None):
                 print(f"    {runs[(engine, actors)]}", flush=True)
 
         def rate(engine, actors):
-            return runs[(engine, actors)].get("steady_steps_per_second")
+            return runs.get((engine, actors), {}).get("steady_steps_per_second")
 
         payload.update(available=True, runs=list(runs.values()))
-        payload["ray_init_seconds"] = [runs[("ray", actors)].get("ray_init_seconds") for actors in (1, 2)]
+        payload["ray_init_seconds"] = [run.get("ray_init_seconds") for (engine, _), run in runs.items() if engine == "ray"]
         payload["wall_seconds"] = {f"{engine}_{actors}": runs[(engine, actors)].get("wall_seconds")
                                    for engine, actors in runs}
         ray_2, launchpad_2 = rate("ray", 2), rate("local_mp", 2)
@@ -80,7 +82,7 @@ def main(argv=None):
                        ours_label="Ray", baseline_label="Launchpad local_mp", note=beside),
             result_row("Engine overhead: Ray vs Launchpad local_mp, 1 actor", rate("ray", 1), rate("local_mp", 1),
                        "env steps/s", None, ours_label="Ray", baseline_label="Launchpad local_mp", note="informative"),
-        ]
+        ][: 1 if args.quick else 2]
     path = write_json("engine_overhead", finish(payload), *([args.out] if args.out else []))
     print_rows(payload["rows"])
     print(f"wrote {path}")

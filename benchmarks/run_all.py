@@ -1,6 +1,7 @@
 """Runs every benchmark, then writes results/summary.md and the PNG plots: `make bench` calls this.
 
-    python benchmarks/run_all.py --quick      # < 15 minutes on the 2-core machine (one seed for time-to-solve)
+    python benchmarks/run_all.py --quick      # < 15 minutes on the 2-core machine (one seed for time-to-solve;
+                                              # the informative FULL_ONLY benchmarks left out)
     python benchmarks/run_all.py --full       # longer loops, more repeats, 3 seeds
     python benchmarks/run_all.py --quick --only env_loop_overhead replay_throughput
 
@@ -37,6 +38,9 @@ BENCHMARKS = [
     "anakin_ippo",
 ]
 LATEST_STACK = ("anakin_ippo",)
+# Informative only (no goal), and each several programs or many processes long: full mode runs them, quick mode
+# (`make bench`, < 15 minutes from a fresh clone) only when named with --only.
+FULL_ONLY = ("central_inference", "multiagent_inference")
 
 
 def main(argv=None):
@@ -44,15 +48,18 @@ def main(argv=None):
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="the default")
     mode.add_argument("--full", action="store_true")
-    parser.add_argument("--only", nargs="*", choices=BENCHMARKS, default=BENCHMARKS)
+    parser.add_argument("--only", nargs="*", choices=BENCHMARKS, default=None)
     parser.add_argument("--sbx-python", default=os.path.join(ROOT, ".venv-bench", "bin", "python"))
     parser.add_argument("--latest-python", default=os.path.join(ROOT, ".venv-latest", "bin", "python"))
     parser.add_argument("--out", default=RESULTS_DIR)
     args = parser.parse_args(argv)
     quick = not args.full
+    names = args.only or [name for name in BENCHMARKS if not (quick and name in FULL_ONLY)]
+    if not args.only and quick:
+        print(f"quick mode leaves out {', '.join(FULL_ONLY)} (informative; --full or --only runs them)", flush=True)
     start = time.perf_counter()
     failed = []
-    for name in args.only:
+    for name in names:
         python = sys.executable
         if name in LATEST_STACK and os.path.exists(args.latest_python):
             python = args.latest_python

@@ -47,7 +47,8 @@ Reverb's, the prefetch thread, XLA's Eigen pool, an update running while the act
 not get a whole core). Rows (summary.md): per agent, the wall time per environment step with the local replay
 against reverb's (whole run, and steady learning), and single-threaded XLA against the default (whole run, local
 replay), measured in the same invocation, the order of the runs reversed agent by agent. No goal: these say where
-the time goes. Quick mode leaves the single-threaded variants out; full mode runs them with both replays.
+the time goes. Quick mode leaves the single-threaded variants out, and the Reverb variants but DQN's; full mode
+runs them all.
 
     python benchmarks/step_profile.py [--quick] [--agents dqn ppo ppo_8envs sac] [--out DIR]
 """
@@ -427,12 +428,19 @@ def run_worker(agent: str, replay: str, xla: str, steps: int, seed: int, timeout
     return {**json.loads(lines[-1]), "xla": xla}
 
 
+# Quick mode (`make bench`'s < 15 minutes) profiles every agent on the default replay, and Reverb beside it only
+# for the agent whose replay does the most per step (DQN: prioritized, n-step); full mode runs every variant.
+QUICK_REVERB_AGENTS = ("dqn",)
+
+
 def variants(agents, quick: bool):
     """(agent, replay, xla) runs in order: per agent, the replays under the default XLA threading; full mode also
-    both replays single-threaded (quick mode leaves those out, to stay within `make bench`'s quick budget); the
+    both replays single-threaded (quick mode leaves those out, and Reverb too but for `QUICK_REVERB_AGENTS`); the
     order alternates agent by agent so drift in the machine's load does not always favour one side."""
     for index, agent in enumerate(agents):
-        runs = [(agent, "local", "default"), (agent, "reverb", "default")]
+        runs = [(agent, "local", "default")]
+        if not quick or agent in QUICK_REVERB_AGENTS:
+            runs.append((agent, "reverb", "default"))
         if not quick:
             runs += [(agent, "local", "single"), (agent, "reverb", "single")]
         yield from (runs if index % 2 == 0 else runs[::-1])
