@@ -40,6 +40,7 @@ WARMUP_STEPS = 3_000  # the steady rate starts after these env steps (past DQN's
 SEARCH_NUM_ENVS = (1, 4, 16)
 CENTRAL_ACTORS = 4
 PARTS = ("adder", "dqn", "muzero")
+QUICK_PARTS = ("dqn",)
 
 
 def _adder_cost(kind: str, num_envs: int, vector_steps: int) -> float:
@@ -339,13 +340,14 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--out", default=None)
-    # MuZero's search acting adds ~75 s: full mode runs it, quick mode (make bench's < 15 minutes) only when named.
+    # Quick mode (make bench's < 15 minutes) runs the part with a goal: the adder costs (8 fresh processes, ~50 s)
+    # and MuZero's search acting (~75 s) are informative, run in full mode or when named.
     parser.add_argument("--parts", nargs="+", choices=PARTS, default=None,
-                        help="which measurements to run (default: all; quick mode leaves out muzero)")
+                        help="which measurements to run (default: all; quick mode: dqn only)")
     parser.add_argument("--worker", nargs="*", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.parts is None:
-        args.parts = [part for part in PARTS if not (args.quick and part == "muzero")]
+        args.parts = list(QUICK_PARTS if args.quick else PARTS)
     if args.worker:
         kind = args.worker[0]
         if kind == "adder":
@@ -365,7 +367,7 @@ def main(argv=None):
         vector_steps = 2_000 if args.quick else 10_000
         for kind, label in (("n_step", "n-step transitions (DQN)"), ("sequence", "sequences of 33 (PPO)")):
             rounds = []
-            for _ in range(2 if args.quick else 5):  # each worker is a fresh process paying Reverb's import
+            for _ in range(3 if args.quick else 5):
                 unbatched = _run_worker("adder", kind, 0, vector_steps * NUM_ENVS)
                 batched = _run_worker("adder", kind, NUM_ENVS, vector_steps)
                 rounds.append((unbatched.get("us_per_env_step"), batched.get("us_per_env_step")))

@@ -141,7 +141,7 @@ def main(argv=None):
         print("\n" + json.dumps(summary), flush=True)  # Launchpad may leave a line unfinished
         return
 
-    steps = 15_000 if args.quick else 40_000
+    steps = 10_000 if args.quick else 40_000
     payload = header("distributed_scaling", quick=args.quick, seeds=[SEED])
     payload.update(agent=AGENT, env=ENV, steps_per_run=steps, launch_type="local_mp")
     missing = availability()
