@@ -105,7 +105,7 @@ bench:
 # Results beside published numbers (docs/results/): every missing (agent, task, seed) cell of SUITE (classic,
 # mujoco, minatar; benchmarks/results_runner/suites.py), then docs/results/$(SUITE).md and its PNGs. Resumable:
 # finished cells are kept. RESULTS_ARGS adds flags, e.g. RESULTS_ARGS="--agents ppo --seeds 0-1". The extras it
-# installs: rliable (the statistics), mujoco (the mujoco suite), gymnax and flashbax (the minatar suite).
+# installs: rliable (the statistics), mujoco (the mujoco suite), gymnax (the minatar suite).
 SUITE ?= classic
 RESULTS_ARGS ?=
 results: venv

@@ -11,7 +11,7 @@ RAY = ["ray"]
 # Replay and launch (Python 3.10 only): pin exact versions through constraints.txt.
 FULL = ["tensorflow-cpu", "dm-reverb", "dm-launchpad", "numpy<2"] + RAY
 # Optional capabilities, each imported only where it is used.
-ANAKIN = ["gymnax", "flashbax"]  # --launch anakin: JAX environments and a JAX-native replay
+ANAKIN = ["gymnax"]  # --launch anakin: JAX environments (replay is acmelike.anakin.TrajectoryBuffer)
 OFFLINE = ["minari[hdf5]"]  # launch.cli.record and offline agents (--dataset)
 TENSORBOARD = ["tensorboardX"]  # --tensorboard, with no TensorFlow needed
 # rgb frames of the classic-control environments (launch.cli.evaluate --video). pygame-ce, the drop-in fork, because

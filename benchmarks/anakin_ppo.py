@@ -177,7 +177,7 @@ def main() -> None:
     args = parser.parse_args()
     repeats = 2 if args.quick else 5
     payload = header("anakin_ppo", quick=args.quick, seeds=list(range(repeats)),
-                     packages=["jax", "jaxlib", "flax", "optax", "gymnax", "flashbax", "numpy"])
+                     packages=["jax", "jaxlib", "flax", "optax", "gymnax", "numpy"])
 
     import launch  # noqa: F401  (import order: JAX substrate before anything else)
     from agents.ppo import PPOConfig

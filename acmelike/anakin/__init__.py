@@ -5,7 +5,7 @@ Environments are stepped under `vmap`, steps and updates run under `lax.scan`, a
 
     environment = make_gymnax_environment("CartPole-v1")   # or make_jaxmarl_environment("MPE_simple_spread_v3")
     stream = StepStream(environment, policy)          # Step rows as a CONTINUE SequenceAdder writes them (PPO, IPPO)
-    records = TransitionRecorder(environment, policy)  # one-step records -> n-step Transitions (DQN, flashbax)
+    records = TransitionRecorder(environment, policy)  # one-step records -> n-step Transitions (DQN, TrajectoryBuffer)
 
 The runners that put them together live in `launch/engines/anakin.py`.
 """
@@ -14,6 +14,7 @@ from acmelike.anakin.environment import GYMNAX_PREFIX, JaxEnvironment, JaxTimeSt
 from acmelike.anakin.episodes import EpisodeReturns
 from acmelike.anakin.jaxmarl import JAXMARL_PREFIX, make_jaxmarl_environment
 from acmelike.anakin.streams import StepStream, StreamState, on_policy_agent
+from acmelike.anakin.trajectory_buffer import TrajectoryBuffer, TrajectoryBufferState
 from acmelike.anakin.transitions import StepRecord, TransitionRecorder, n_step_transitions
 
 __all__ = [
@@ -25,6 +26,8 @@ __all__ = [
     "StepRecord",
     "StepStream",
     "StreamState",
+    "TrajectoryBuffer",
+    "TrajectoryBufferState",
     "TransitionRecorder",
     "make_gymnax_environment",
     "make_jaxmarl_environment",

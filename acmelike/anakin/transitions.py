@@ -2,7 +2,7 @@
 `n_step_transitions`, which turns n consecutive records into the n-step `Transition`s that an
 `NStepTransitionAdder` writes, so DQN's `update_step` consumes them unchanged.
 
-Records go into a flashbax trajectory buffer (time axis per environment); sampling sequences of n records and
+Records go into a `TrajectoryBuffer` (a time axis per environment); sampling sequences of n records and
 reducing them on the device replaces the adder's host-side n-step buffer.
 
     recorder = TransitionRecorder(environment, policy)

@@ -1,11 +1,11 @@
-"""DQN's fully jitted form (Anakin): its builder's policy and its own pure update step, with flashbax replay."""
+"""DQN's fully jitted form (Anakin): its builder's policy and its own pure update step, with on-device replay."""
 
 import math
 
 import jax
 import jax.numpy as jnp
 
-from acmelike.anakin import JaxEnvironment, TransitionRecorder, n_step_transitions
+from acmelike.anakin import JaxEnvironment, TrajectoryBuffer, TransitionRecorder, n_step_transitions
 from acmelike.anakin.agent import AnakinAgent, IterationOutputs, uniform_sample_info
 from acmelike.types import ReplaySample
 from agents.dqn import learning
@@ -14,7 +14,7 @@ from agents.dqn.networks import make_networks
 
 
 def make_anakin_agent(environment: JaxEnvironment, config, num_envs: int = 4) -> AnakinAgent:
-    """DQN: `num_envs` environments record steps into a flashbax trajectory buffer; each iteration adds
+    """DQN: `num_envs` environments record steps into a `TrajectoryBuffer`; each iteration adds
     `rows_per_env` steps per environment, then runs `num_sgd_steps_per_step` SGD steps on uniformly sampled
     n-step transitions, so that samples per inserted transition match `config.samples_per_insert` as closely as
     whole rows allow. Learning starts once the buffer holds `min_replay_size` transitions.
@@ -23,8 +23,6 @@ def make_anakin_agent(environment: JaxEnvironment, config, num_envs: int = 4) ->
     priorities are not used. Each environment's actor keeps its own exploration clock, as distributed actors do:
     epsilon reaches `epsilon_final` after `epsilon_decay_steps` steps of each environment.
     """
-    import flashbax  # optional (the `anakin` extra): imported only when the fully jitted form is built
-
     sgd_steps = config.num_sgd_steps_per_step
     inserts = sgd_steps * config.batch_size / config.samples_per_insert  # transitions per iteration
     rows_per_env = max(1, round(inserts / num_envs))
@@ -33,13 +31,11 @@ def make_anakin_agent(environment: JaxEnvironment, config, num_envs: int = 4) ->
     update_step = learning.make_update_step(networks, config)
     recorder = TransitionRecorder(environment, policy)
     time_axis = max(config.max_replay_size // num_envs, config.n_step + rows_per_env)  # steps kept per environment
-    buffer = flashbax.make_trajectory_buffer(
-        add_batch_size=num_envs,
-        sample_batch_size=config.batch_size,
-        sample_sequence_length=config.n_step,
-        period=1,
-        min_length_time_axis=max(config.n_step, math.ceil(config.min_replay_size / num_envs)),
-        max_length_time_axis=time_axis,
+    buffer = TrajectoryBuffer(
+        max_length=time_axis,
+        num_envs=num_envs,
+        sequence_length=config.n_step,
+        min_length=min(time_axis, max(config.n_step, math.ceil(config.min_replay_size / num_envs))),
     )
 
     def init(key):
@@ -51,9 +47,9 @@ def make_anakin_agent(environment: JaxEnvironment, config, num_envs: int = 4) ->
 
     def sgd_step(training_state, inputs):
         buffer_state, key = inputs
-        records = buffer.sample(buffer_state, key).experience
+        records = buffer.sample(buffer_state, key, config.batch_size)
         transitions = n_step_transitions(records, config.discount)
-        size = jnp.where(buffer_state.is_full, time_axis, buffer_state.current_index) * num_envs
+        size = buffer.size(buffer_state) * num_envs
         sample = ReplaySample(info=uniform_sample_info(size, config.batch_size), data=transitions)
         training_state, metrics, _ = update_step(training_state, sample)
         return training_state, metrics

@@ -30,7 +30,7 @@ from benchmarks.results_runner.suites import Suite, Task
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CURVE_POINTS = 100
-PACKAGES = ("jax", "jaxlib", "flax", "optax", "rlax", "chex", "numpy", "gymnasium", "gymnax", "flashbax", "mujoco",
+PACKAGES = ("jax", "jaxlib", "flax", "optax", "rlax", "chex", "numpy", "gymnasium", "gymnax", "mujoco",
             "dm-reverb", "tensorflow-cpu")
 LOG_TAIL_LINES = 40
 

@@ -11,7 +11,6 @@ import pytest
 from stack import require
 
 require("gymnax")
-require("flashbax")
 
 from acmelike.actors import categorical_policy_core  # noqa: E402
 from acmelike.anakin import StepRecord, StepStream, make_gymnax_environment, n_step_transitions  # noqa: E402

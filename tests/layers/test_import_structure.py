@@ -14,7 +14,7 @@ from typing import Dict, Iterator, List, Set, Tuple
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PACKAGES = ("acmelike", "agents", "environment_loops", "launch")
-OPTIONAL = ("reverb", "launchpad", "tensorflow", "ray", "gymnax", "flashbax", "minari", "tensorboardX",
+OPTIONAL = ("reverb", "launchpad", "tensorflow", "ray", "gymnax", "minari", "tensorboardX",
             "matplotlib", "imageio", "PIL", "pygame")
 # Private modules imported across packages on purpose, with why.
 SHARED_PRIVATE_MODULES = {
