@@ -24,6 +24,7 @@ ORDER = [
     "step_profile",
     "batched_acting",
     "anakin_ppo",
+    "anakin_replay",
     "distributed_scaling",
     "engine_overhead",
     "central_inference",

@@ -31,6 +31,7 @@ BENCHMARKS = [
     "step_profile",
     "batched_acting",
     "anakin_ppo",
+    "anakin_replay",
     "distributed_scaling",
     "engine_overhead",
     "central_inference",

@@ -10,8 +10,8 @@ Why time-major: the Anakin runner vmaps a whole training iteration over seeds, s
 write at a batched index becomes an XLA scatter, which CPU XLA runs in place only when the scattered axes lead the
 array. With the time axis behind the environment axis (flashbax's trajectory buffer, used here before) XLA
 transposed and copied the whole buffer on every write: Anakin DQN on MinAtar Breakout with a 100k-step replay took
-108 ms per iteration (8 environment steps and 8 SGD steps), 11 ms time-major. `tests/layers/test_trajectory_buffer.py`
-checks the compiled program for such copies.
+108 ms per iteration (8 environment steps and 8 SGD steps), 11 ms time-major. `benchmarks/anakin_replay.py`
+measures both layouts; `tests/layers/test_trajectory_buffer.py` checks the compiled program for such copies.
 """
 
 import dataclasses
