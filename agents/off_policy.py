@@ -32,6 +32,7 @@ def check_off_policy_fields(config: Any) -> None:
     check("samples_per_insert", config.samples_per_insert > 0, "> 0")
     check("samples_per_insert_tolerance_rate", config.samples_per_insert_tolerance_rate >= 0, ">= 0")
     check("variable_update_period", config.variable_update_period >= 1, ">= 1")
+    check("random_warmup_steps", config.random_warmup_steps >= 0, ">= 0")
     check("tau", 0 < config.tau <= 1, "in (0, 1]")
     for name in ("policy_hidden_sizes", "critic_hidden_sizes"):
         check(name, len(getattr(config, name)) >= 1 and all(h >= 1 for h in getattr(config, name)),

@@ -8,6 +8,7 @@ from acmelike.actors.continuous import (
     squashed_gaussian_sample,
     to_bounds,
     to_unit,
+    uniform_warmup_core,
 )
 from acmelike.actors.cores import categorical_policy_core, epsilon_greedy_core
 from acmelike.actors.generic_actor import GenericActor, make_policy_actor
@@ -35,4 +36,5 @@ __all__ = [
     "squashed_gaussian_sample",
     "to_bounds",
     "to_unit",
+    "uniform_warmup_core",
 ]

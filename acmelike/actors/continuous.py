@@ -5,7 +5,7 @@ never leaves them, whatever the network outputs (huge means, rounding at the edg
 unit box too (`to_unit`), which keeps their inputs of order one for any environment's bounds.
 """
 
-from typing import Callable, NamedTuple, Tuple
+from typing import Any, Callable, NamedTuple, Tuple
 
 import jax
 import jax.numpy as jnp
@@ -97,3 +97,45 @@ def gaussian_noise_core(
         return to_bounds(unit, bounds), ContinuousActorState(key=key)
 
     return ActorCore(init=lambda key: ContinuousActorState(key=key), select_action=select_action, get_extras=_no_extras)
+
+
+class UniformWarmupState(NamedTuple):
+    key: jax.Array
+    steps: jax.Array  # actions selected so far, over the state's whole life
+    inner: Any  # the wrapped core's state
+
+
+def uniform_warmup_core(core: ActorCore, bounds: ActionBounds, num_steps: int) -> ActorCore:
+    """`core`, except that its first `num_steps` actions are drawn uniformly from `bounds`.
+
+    Fujimoto et al. (2018)'s `start_timesteps`, which Stable-Baselines3 (`learning_starts`) and Tianshou
+    (`start_timesteps`) also apply: the replay's first transitions cover the whole action box instead of the
+    untrained policy's neighbourhood of one action (a deterministic policy with small noise explores little).
+    The count runs over the state's life, across episodes; each actor state counts its own (a batched actor's
+    environments each have one). `core` still runs every step, so its state evolves as it would unwrapped.
+    Its extras must not describe the chosen action (SAC's, TD3's and D4PG's cores have none). `num_steps` = 0
+    returns `core` itself, so its random stream is unchanged.
+    """
+    if num_steps < 0:
+        raise ValueError(f"uniform_warmup_core: num_steps must be >= 0, got {num_steps}.")
+    if num_steps == 0:
+        return core
+    low, high = jnp.asarray(bounds.minimum), jnp.asarray(bounds.maximum)
+
+    def init(key):
+        key, inner_key = jax.random.split(key)
+        return UniformWarmupState(key=key, steps=jnp.zeros((), jnp.int32), inner=core.init(inner_key))
+
+    def select_action(params, observation, state):
+        action, inner = core.select_action(params, observation, state.inner)
+        key, uniform_key = jax.random.split(state.key)
+        uniform = jax.random.uniform(uniform_key, low.shape, low.dtype, low, high)
+        action = jnp.where(state.steps < num_steps, jnp.clip(uniform, low, high), action)
+        return action, UniformWarmupState(key=key, steps=state.steps + 1, inner=inner)
+
+    return ActorCore(
+        init=init,
+        select_action=select_action,
+        get_extras=lambda state: core.get_extras(state.inner),
+        on_episode_start=lambda state: state._replace(inner=core.on_episode_start(state.inner)),
+    )

@@ -1,7 +1,7 @@
 """D4PGBuilder: D4PG through the one builder interface (n-step transition replay, optionally prioritized; see
 agents/off_policy.py)."""
 
-from acmelike.actors import gaussian_noise_core
+from acmelike.actors import gaussian_noise_core, uniform_warmup_core
 from acmelike.learners import LearningParts
 from acmelike.specs import EnvironmentSpec
 from agents.d4pg import learning
@@ -18,7 +18,9 @@ class D4PGBuilder(OffPolicyBuilder):
 
     def make_policy(self, *, networks: D4PGNetworks, environment_spec: EnvironmentSpec, evaluation: bool = False):
         sigma = 0.0 if evaluation else self.config.exploration_noise
-        return gaussian_noise_core(networks.policy.apply, networks.bounds, sigma)
+        core = gaussian_noise_core(networks.policy.apply, networks.bounds, sigma)
+        warmup = 0 if evaluation else self.config.random_warmup_steps
+        return uniform_warmup_core(core, networks.bounds, warmup)
 
     def learning_parts(self, *, networks: D4PGNetworks, environment_spec: EnvironmentSpec, random_key) -> LearningParts:
         return LearningParts(

@@ -38,6 +38,8 @@ class D4PGConfig:
       importance_sampling_exponent: beta of the weights (1 / P) ** beta correcting prioritized sampling; in [0, 1].
       replay_table_name: name of the Reverb table the adder writes to and the learner samples from.
       exploration_noise: standard deviation of the Gaussian noise added to actions while acting, in the unit box.
+      random_warmup_steps: actions drawn uniformly from the action bounds before the policy acts, counted per actor
+        (Fujimoto et al.'s start_timesteps; SB3 and Tianshou warm up this way); 0: the policy acts from the start.
       variable_update_period: actor steps between fetches of the learner's parameters.
     """
 
@@ -64,6 +66,7 @@ class D4PGConfig:
     importance_sampling_exponent: float = 0.4
     replay_table_name: str = "replay"
     # Acting.
+    random_warmup_steps: int = 0
     exploration_noise: float = 0.2
     variable_update_period: int = 1
 

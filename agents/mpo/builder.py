@@ -1,5 +1,6 @@
 """MPOBuilder: MPO through the one builder interface (uniform transition replay, see agents/off_policy.py)."""
 
+from acmelike.actors import uniform_warmup_core
 from acmelike.learners import LearningParts
 from acmelike.specs import EnvironmentSpec
 from agents.mpo import learning
@@ -16,7 +17,9 @@ class MPOBuilder(OffPolicyBuilder):
         super().__init__(config)
 
     def make_policy(self, *, networks: MPONetworks, environment_spec: EnvironmentSpec, evaluation: bool = False):
-        return clipped_gaussian_core(networks.policy.apply, networks.bounds, greedy=evaluation)
+        core = clipped_gaussian_core(networks.policy.apply, networks.bounds, greedy=evaluation)
+        warmup = 0 if evaluation else self.config.random_warmup_steps
+        return uniform_warmup_core(core, networks.bounds, warmup)
 
     def learning_parts(self, *, networks: MPONetworks, environment_spec: EnvironmentSpec, random_key) -> LearningParts:
         return LearningParts(

@@ -1,6 +1,6 @@
 """SACBuilder: SAC through the one builder interface (uniform transition replay, see agents/off_policy.py)."""
 
-from acmelike.actors import squashed_gaussian_core
+from acmelike.actors import squashed_gaussian_core, uniform_warmup_core
 from acmelike.learners import LearningParts
 from acmelike.specs import EnvironmentSpec
 from agents.off_policy import OffPolicyBuilder
@@ -16,7 +16,9 @@ class SACBuilder(OffPolicyBuilder):
         super().__init__(config)
 
     def make_policy(self, *, networks: SACNetworks, environment_spec: EnvironmentSpec, evaluation: bool = False):
-        return squashed_gaussian_core(networks.policy.apply, networks.bounds, greedy=evaluation)
+        core = squashed_gaussian_core(networks.policy.apply, networks.bounds, greedy=evaluation)
+        warmup = 0 if evaluation else self.config.random_warmup_steps
+        return uniform_warmup_core(core, networks.bounds, warmup)
 
     def learning_parts(self, *, networks: SACNetworks, environment_spec: EnvironmentSpec, random_key) -> LearningParts:
         return LearningParts(

@@ -15,7 +15,8 @@ class SACConfig:
     Attributes:
       policy_learning_rate: Adam's step size for the policy; > 0.
       critic_learning_rate: Adam's step size for the twin critics; > 0.
-      temperature_learning_rate: Adam's step size for log alpha, the entropy temperature's logarithm; > 0.
+      temperature_learning_rate: Adam's step size for log alpha, the entropy temperature's logarithm; >= 0. 0 keeps
+        alpha fixed at initial_temperature (the first SAC paper's form, and Tianshou's MuJoCo runs).
       discount: gamma per environment step, in [0, 1]; folded into each transition's n-step discount.
       n_step: rewards summed into each transition before it bootstraps from the target critics (>= 1).
       batch_size: transitions per SGD step.
@@ -30,6 +31,8 @@ class SACConfig:
       samples_per_insert: sampled transitions per inserted one; equal to batch_size: one SGD step per environment step.
       samples_per_insert_tolerance_rate: rate limiter slack, in units of min_replay_size * samples_per_insert samples.
       replay_table_name: name of the Reverb table (uniform replay) the adder writes to and the learner samples from.
+      random_warmup_steps: actions drawn uniformly from the action bounds before the policy acts, counted per actor
+        (Fujimoto et al.'s start_timesteps; SB3 and Tianshou warm up this way); 0: the policy acts from the start.
       variable_update_period: actor steps between fetches of the learner's parameters.
     """
 
@@ -53,11 +56,12 @@ class SACConfig:
     samples_per_insert_tolerance_rate: float = 0.1
     replay_table_name: str = "replay"
     # Acting.
+    random_warmup_steps: int = 0
     variable_update_period: int = 1
 
     def __post_init__(self):
         check = functools.partial(check_field, self)
         check_off_policy_fields(self)
-        for name in ("policy_learning_rate", "critic_learning_rate", "temperature_learning_rate",
-                     "initial_temperature"):
+        for name in ("policy_learning_rate", "critic_learning_rate", "initial_temperature"):
             check(name, getattr(self, name) > 0, "> 0")
+        check("temperature_learning_rate", self.temperature_learning_rate >= 0, ">= 0 (0: a fixed temperature)")

@@ -1,6 +1,6 @@
 """TD3Builder: TD3 through the one builder interface (uniform transition replay, see agents/off_policy.py)."""
 
-from acmelike.actors import gaussian_noise_core
+from acmelike.actors import gaussian_noise_core, uniform_warmup_core
 from acmelike.learners import LearningParts
 from acmelike.specs import EnvironmentSpec
 from agents.off_policy import OffPolicyBuilder
@@ -17,7 +17,9 @@ class TD3Builder(OffPolicyBuilder):
 
     def make_policy(self, *, networks: TD3Networks, environment_spec: EnvironmentSpec, evaluation: bool = False):
         sigma = 0.0 if evaluation else self.config.exploration_noise
-        return gaussian_noise_core(networks.policy.apply, networks.bounds, sigma)
+        core = gaussian_noise_core(networks.policy.apply, networks.bounds, sigma)
+        warmup = 0 if evaluation else self.config.random_warmup_steps
+        return uniform_warmup_core(core, networks.bounds, warmup)
 
     def learning_parts(self, *, networks: TD3Networks, environment_spec: EnvironmentSpec, random_key) -> LearningParts:
         return LearningParts(

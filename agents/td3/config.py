@@ -34,6 +34,8 @@ class TD3Config:
       samples_per_insert_tolerance_rate: rate limiter slack, in units of min_replay_size * samples_per_insert samples.
       replay_table_name: name of the Reverb table (uniform replay) the adder writes to and the learner samples from.
       exploration_noise: standard deviation of the Gaussian noise added to actions while acting, in the unit box.
+      random_warmup_steps: actions drawn uniformly from the action bounds before the policy acts, counted per actor
+        (Fujimoto et al.'s start_timesteps; SB3 and Tianshou warm up this way); 0: the policy acts from the start.
       variable_update_period: actor steps between fetches of the learner's parameters.
     """
 
@@ -57,6 +59,7 @@ class TD3Config:
     samples_per_insert_tolerance_rate: float = 0.1
     replay_table_name: str = "replay"
     # Acting.
+    random_warmup_steps: int = 0
     exploration_noise: float = 0.1
     variable_update_period: int = 1
 

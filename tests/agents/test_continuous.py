@@ -9,7 +9,14 @@ import pytest
 import rlax
 from dm_env import specs
 
-from acmelike.actors import gaussian_noise_core, squashed_gaussian_core, squashed_gaussian_sample, to_bounds, to_unit
+from acmelike.actors import (
+    gaussian_noise_core,
+    squashed_gaussian_core,
+    squashed_gaussian_sample,
+    to_bounds,
+    to_unit,
+    uniform_warmup_core,
+)
 from acmelike.learners import NonFiniteLossError, SGDLearner
 from acmelike.losses import (
     categorical_projection,
@@ -23,7 +30,7 @@ from acmelike.specs import continuous_action_bounds
 from fakes import PENDULUM_ACTIONS
 from fakes import continuous_spec as _spec
 from fakes import transition_batch as _batch
-from agents import d4pg, dqn, ppo, sac, td3
+from agents import d4pg, dqn, mpo, ppo, sac, td3
 
 CONTINUOUS = [(sac, "SAC"), (td3, "TD3"), (d4pg, "D4PG")]
 
@@ -142,6 +149,49 @@ def test_gaussian_noise_core_clips_noisy_actions_into_bounds_and_is_deterministi
     np.testing.assert_allclose(action, [1.0], rtol=1e-6)
 
 
+def test_uniform_warmup_core_covers_the_box_for_its_steps_then_hands_over_across_episodes():
+    bounds = continuous_action_bounds(_spec(PENDULUM_ACTIONS), agent="TD3")  # [-2, 2]
+    policy = lambda params, obs: jnp.full((1, 1), params)  # noqa: E731
+    inner = gaussian_noise_core(policy, bounds, sigma=0.0)  # always 0.5 * 2 = 1.0
+    core = uniform_warmup_core(inner, bounds, num_steps=200)
+    state = core.init(jax.random.PRNGKey(0))
+    select = jax.jit(core.select_action)
+    actions = []
+    for step in range(210):
+        if step % 50 == 0:
+            state = core.on_episode_start(state)  # episodes do not reset the count
+        action, state = select(jnp.float32(0.5), jnp.zeros(3), state)
+        actions.append(float(action[0]))
+    warm = np.array(actions[:200])
+    assert warm.min() >= -2.0 and warm.max() <= 2.0
+    assert warm.min() < -1.5 and warm.max() > 1.5 and abs(warm.mean()) < 0.4  # uniform over the box, not near 1
+    np.testing.assert_allclose(actions[200:], 1.0, rtol=1e-6)  # then the wrapped policy acts
+    assert core.get_extras(state) == ()
+    assert uniform_warmup_core(inner, bounds, num_steps=0) is inner  # no warm-up: the core and its stream unchanged
+    with pytest.raises(ValueError, match="num_steps must be >= 0"):
+        uniform_warmup_core(inner, bounds, num_steps=-1)
+
+
+@pytest.mark.parametrize("agent, name", CONTINUOUS + [(mpo, "MPO")])
+def test_continuous_agents_warm_up_uniformly_while_acting_but_never_while_evaluating(agent, name):
+    config, spec, networks = _small(agent, random_warmup_steps=100)
+    builder = agent.AGENT.make_builder(config)
+    bounds = continuous_action_bounds(spec, agent=name)
+    params = networks.policy.init(jax.random.PRNGKey(1))
+    observation = jnp.zeros(spec.observations.shape, jnp.float32)
+    for evaluation, expect_spread in ((False, True), (True, False)):
+        core = builder.make_policy(networks=networks, environment_spec=spec, evaluation=evaluation)
+        state = core.init(jax.random.PRNGKey(0))
+        actions = []
+        for _ in range(50):
+            action, state = core.select_action(params, observation, state)
+            actions.append(float(action[0]))
+        spread = max(actions) - min(actions)
+        assert (spread > 0.5 * (bounds.maximum[0] - bounds.minimum[0])) == expect_spread, (evaluation, spread)
+    with pytest.raises(ValueError, match=rf"{type(config).__name__}.random_warmup_steps = -1; it must be >= 0"):
+        dataclasses.replace(config, random_warmup_steps=-1)
+
+
 # --- Losses ---------------------------------------------------------------------------------------------------
 
 
@@ -219,6 +269,17 @@ def test_sac_temperature_moves_toward_the_target_entropy():
             state, metrics, _ = update(state, batch)
             alphas.append(float(metrics["alpha"]))
         assert np.all(direction * np.diff([1.0] + alphas) > 0), alphas
+
+
+def test_sac_temperature_stays_fixed_with_a_zero_learning_rate():
+    config, spec, networks = _small(sac, initial_temperature=0.2, temperature_learning_rate=0.0)
+    state = sac.learning.init_training_state(networks, config, jax.random.PRNGKey(0))
+    update = jax.jit(sac.learning.make_update_step(networks, config))
+    for _ in range(5):
+        state, metrics, _ = update(state, _batch(spec, 32))
+    assert float(metrics["alpha"]) == pytest.approx(0.2, rel=1e-6)
+    with pytest.raises(ValueError, match=r"SACConfig.temperature_learning_rate = -0.1; it must be >= 0"):
+        dataclasses.replace(config, temperature_learning_rate=-0.1)
 
 
 def test_sac_update_changes_every_network_and_polyak_averages_the_targets():
