@@ -7,6 +7,7 @@ from typing import Tuple
 from acmelike.config_checks import check_field
 
 BOOTSTRAPS = ("target_network", "search")
+SEARCHES = ("gumbel", "puct")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -18,15 +19,22 @@ class MuZeroConfig:
     actions; step k predicts the search's policy, the n-step value target and the reward of step k.
 
     Attributes:
-      num_simulations: simulations of each Gumbel MuZero search (`mctx.gumbel_muzero_policy`); >= 1.
-      max_num_considered_actions: actions Sequential Halving considers at the root (mctx caps it at the action count).
-      gumbel_scale: scale of the Gumbel noise on the root's actions while training (the exploration); >= 0.
-        The evaluation policy searches without it.
-      value_scale: the policy improvement's sigma(q) = (50 + max visits) * value_scale * q (mctx's
+      search: "gumbel" (Gumbel MuZero, `mctx.gumbel_muzero_policy`: the default, as it improves the policy with
+        few simulations; see agents/muzero/README.md) or "puct" (the original MuZero search, `mctx.muzero_policy`).
+      num_simulations: simulations of each search; >= 1.
+      max_num_considered_actions: gumbel: actions Sequential Halving considers at the root (mctx caps it at the
+        action count).
+      gumbel_scale: gumbel: scale of the Gumbel noise on the root's actions while training (the exploration);
+        >= 0. The evaluation policy searches without it.
+      value_scale: gumbel: the policy improvement's sigma(q) = (50 + max visits) * value_scale * q (mctx's
         `qtransform_completed_by_mix_value`); > 0.
-      rescale_q_values: min-max normalise each node's Q-values to [0, 1] before sigma (mctx's default). With two
-        actions that maps any difference, however small, to 0 and 1, so policy targets turn one-hot on the model's
-        noise; off (the default here), sigma sees Q-values in reward units.
+      rescale_q_values: gumbel: min-max normalise each node's Q-values to [0, 1] before sigma (mctx's default).
+        With two actions that maps any difference, however small, to 0 and 1, so policy targets turn one-hot on
+        the model's noise; off (the default here), sigma sees Q-values in reward units.
+      dirichlet_alpha: puct: concentration of the Dirichlet noise on the root prior while training; > 0.
+      dirichlet_fraction: puct: the noise's weight in the root prior while training, in [0, 1] (evaluation: 0).
+      visit_temperature: puct: actions are drawn from visit counts ** (1 / T) while training; >= 0 (evaluation
+        and 0: the most visited action). The policy target is the visit distribution either way.
       num_unroll_steps: K, the model's unroll in the learner (>= 1).
       n_step: rewards each value target sums before it bootstraps (>= 1).
       discount: gamma per environment step, in (0, 1]; also the search's discount per model step.
@@ -57,11 +65,15 @@ class MuZeroConfig:
     """
 
     # Search.
+    search: str = "gumbel"
     num_simulations: int = 16
     max_num_considered_actions: int = 16
     gumbel_scale: float = 1.0
     value_scale: float = 0.1
     rescale_q_values: bool = False
+    dirichlet_alpha: float = 0.25
+    dirichlet_fraction: float = 0.25
+    visit_temperature: float = 1.0
     # Learning.
     num_unroll_steps: int = 5
     n_step: int = 10
@@ -101,7 +113,11 @@ class MuZeroConfig:
                      "embedding_size", "sequence_period", "min_replay_size", "variable_update_period"):
             check(name, getattr(self, name) >= 1, ">= 1")
         check("max_num_considered_actions", self.max_num_considered_actions >= 2, ">= 2")
+        check("search", self.search in SEARCHES, f"one of {SEARCHES}")
         check("gumbel_scale", self.gumbel_scale >= 0, ">= 0")
+        check("dirichlet_alpha", self.dirichlet_alpha > 0, "> 0")
+        check("dirichlet_fraction", 0 <= self.dirichlet_fraction <= 1, "in [0, 1]")
+        check("visit_temperature", self.visit_temperature >= 0, ">= 0")
         check("discount", 0 < self.discount <= 1, "in (0, 1]")
         check("value_bootstrap", self.value_bootstrap in BOOTSTRAPS, f"one of {BOOTSTRAPS}")
         for name in ("value_scale", "learning_rate", "max_gradient_norm", "value_loss_weight", "max_value",

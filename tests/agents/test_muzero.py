@@ -295,10 +295,12 @@ def _jitted_search(networks, config, evaluation):
     return jax.jit(lambda params, key, observation: search_policy(networks, params, key, observation[None], **options))
 
 
-def test_the_adder_stores_the_policy_and_value_of_the_search_that_chose_each_action():
-    networks = make_networks(SPEC, CONFIG)
+@pytest.mark.parametrize("search", ["gumbel", "puct"])
+def test_the_adder_stores_the_policy_and_value_of_the_search_that_chose_each_action(search):
+    config = dataclasses.replace(CONFIG, search=search)
+    networks = make_networks(SPEC, config)
     params = _random_params(networks)
-    builder = MuZeroBuilder(CONFIG)
+    builder = MuZeroBuilder(config)
     policy = builder.make_policy(networks=networks, environment_spec=SPEC)
     adder = RecordingAdder()
     actor = make_policy_actor(policy, random_key=jax.random.PRNGKey(7), variable_source=FakeVariableSource(params),
@@ -311,7 +313,7 @@ def test_the_adder_stores_the_policy_and_value_of_the_search_that_chose_each_act
         timestep = environment.step(action)
         actor.observe(action, timestep)
     # The same searches, from the same observations and the actor's chain of keys.
-    search = _jitted_search(networks, CONFIG, evaluation=False)
+    search = _jitted_search(networks, config, evaluation=False)
     key = jax.random.PRNGKey(7)
     for t, (_, action, _, extras) in enumerate(call for call in adder.calls if call[0] == "add"):
         key, search_key = jax.random.split(key)
@@ -320,6 +322,20 @@ def test_the_adder_stores_the_policy_and_value_of_the_search_that_chose_each_act
         np.testing.assert_allclose(extras["action_weights"], output.action_weights[0], rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(extras["root_value"], output.search_tree.summary().value[0], rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(np.sum(extras["action_weights"]), 1.0, rtol=1e-5)
+
+
+def test_puct_search_targets_its_visit_distribution_and_evaluates_with_the_most_visited_action():
+    config = dataclasses.replace(CONFIG, search="puct", num_simulations=24)
+    networks = make_networks(SPEC, config)
+    params = _random_params(networks)
+    observation = np.full(3, 0.5, np.float32)
+    for evaluation in (False, True):
+        output = _jitted_search(networks, config, evaluation)(params, jax.random.PRNGKey(2), observation)
+        visits = np.asarray(output.search_tree.summary().visit_counts[0], np.float64)
+        assert visits.sum() == config.num_simulations
+        np.testing.assert_allclose(output.action_weights[0], visits / visits.sum(), rtol=1e-6)
+        if evaluation:
+            assert int(output.action[0]) == int(np.argmax(visits))
 
 
 def test_batched_actors_run_one_search_per_environment():
@@ -391,3 +407,7 @@ def test_config_names_the_field_it_refuses():
         MuZeroConfig(value_bootstrap="reanalyse")
     with pytest.raises(ValueError, match="MuZeroConfig.num_bins"):
         MuZeroConfig(num_bins=20)
+    with pytest.raises(ValueError, match=r"MuZeroConfig.search = 'mcts'; it must be one of \('gumbel', 'puct'\)"):
+        MuZeroConfig(search="mcts")
+    with pytest.raises(ValueError, match="MuZeroConfig.dirichlet_fraction"):
+        MuZeroConfig(dirichlet_fraction=1.5)
