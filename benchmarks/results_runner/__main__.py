@@ -4,6 +4,7 @@
     python -m benchmarks.results_runner --suite classic --agents ppo --tasks CartPole-v1 --seeds 0-1
     python -m benchmarks.results_runner --suite mujoco --list                # what is done, failed, missing
     python -m benchmarks.results_runner --suite minatar --report-only        # rewrite the page from the cells
+    python -m benchmarks.results_runner --suite classic --evaluate-missing   # greedy returns for older cells
 
 Cells run one after another (`--jobs N`: N at once; their wall and CPU seconds then share the machine, and each
 record says so). Exit code 0 when every requested cell is finished, 1 if one failed (the others still ran).
@@ -16,7 +17,7 @@ import sys
 import time
 from typing import List, Optional, Sequence
 
-from benchmarks.results_runner.cells import cell_path, groups, run_group, shown
+from benchmarks.results_runner.cells import add_missing_evaluations, cell_path, groups, run_group, shown
 from benchmarks.results_runner.report import describe, write_report
 from benchmarks.results_runner.suites import SUITES
 
@@ -51,6 +52,9 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--jobs", type=int, default=1, help="cells trained at once (default 1)")
     parser.add_argument("--list", action="store_true", help="list the cells (done, failed, to run) and exit")
     parser.add_argument("--report-only", action="store_true", help="write the page from the stored cells only")
+    parser.add_argument("--evaluate-missing", action="store_true",
+                        help="first evaluate the final policy of finished cells stored without it (their run "
+                             "directories must still exist), then go on as asked")
     return parser
 
 
@@ -80,6 +84,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 0
     print(f"{prefix} {len(done)} cells finished (kept), {cells} to run in {len(todo)} processes; records in "
           f"{shown(out)}/{suite.name}/cells, runs in {shown(runs)}/{suite.name}", flush=True)
+    if args.evaluate_missing:
+        if not suite.eval_episodes or suite.launch == "anakin":
+            parser.error(f"--evaluate-missing: the {suite.name} suite evaluates no final policy")
+        for line in add_missing_evaluations(suite, done, out):
+            print(f"{prefix} {line}", flush=True)
     failures = 0
     if not args.report_only and todo:
         failures = _run(todo, out, runs, args.jobs, prefix)

@@ -9,7 +9,8 @@ An Anakin suite trains the missing seeds of an (agent, task) in one vmapped call
 gets its own record. The record (`seed_<n>.json`) holds the curve (the average of the last `return_window` episode
 returns on a grid of environment steps), the final and best such average (best over full windows only), the
 averages at the references' step counts (within the budget), steps, wall and CPU seconds, the command, the
-commit, package versions and the machine.
+commit, package versions and the machine; where the suite asks for it (`Suite.eval_episodes`), also the final
+policy's returns without exploration (`greedy`), from `python -m launch.cli.evaluate` in a fresh process.
 """
 
 import csv
@@ -33,6 +34,7 @@ CURVE_POINTS = 100
 PACKAGES = ("jax", "jaxlib", "flax", "optax", "rlax", "chex", "numpy", "gymnasium", "gymnax", "mujoco",
             "dm-reverb", "tensorflow-cpu")
 LOG_TAIL_LINES = 40
+EVAL_SEED = 100  # the evaluation episodes' seed: never a training seed of any suite
 
 
 @dataclasses.dataclass(frozen=True)
@@ -154,11 +156,65 @@ def run_group(group: CellGroup, out: str, runs: str, jobs: int = 1) -> Dict[int,
                       "log_tail": _tail(log_path)}
             _write_json(error_path, record)
         else:
+            if group.suite.eval_episodes and group.suite.launch != "anakin":
+                record.update(evaluation_fields(group.seed_dir(runs, seed), group.suite.eval_episodes))
             _write_json(path, record)
             if os.path.exists(error_path):
                 os.remove(error_path)
         records[seed] = record
     return records
+
+
+def greedy_evaluation(run_dir: str, episodes: int) -> Dict[str, Any]:
+    """The final policy of a finished run, `episodes` episodes without exploration, in a fresh process:
+    `python -m launch.cli.evaluate RUN --episodes N --seed 100`. Returns {"episodes", "seed", "step", "returns",
+    "mean_return", "command"}; RuntimeError with the command's last output if it fails."""
+    argv = ["-m", "launch.cli.evaluate", shown(run_dir), "--episodes", str(episodes), "--seed", str(EVAL_SEED)]
+    done = subprocess.run([sys.executable, *argv], cwd=REPO, capture_output=True, text=True, env=_environment())
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines:
+        output = (done.stderr or done.stdout).strip().splitlines()
+        raise RuntimeError(f"python {' '.join(argv)} exited with code {done.returncode}: "
+                           f"{output[-1] if output else 'no output'}")
+    result = json.loads(lines[-1])
+    return {"episodes": episodes, "seed": EVAL_SEED, "step": result["step"],
+            "returns": [round(value, 3) for value in result["returns"]],
+            "mean_return": round(result["mean_return"], 3), "command": ["python", *argv]}
+
+
+def evaluation_fields(run_dir: str, episodes: int) -> Dict[str, Any]:
+    """{"greedy": ...} for a record, or {"greedy_error": why} (the cell's training result stands either way)."""
+    try:
+        return {"greedy": greedy_evaluation(run_dir, episodes)}
+    except (RuntimeError, OSError, ValueError) as error:
+        return {"greedy_error": str(error)}
+
+
+def add_missing_evaluations(suite: Suite, done: Sequence[Tuple[str, str, int]], out: str) -> List[str]:
+    """Evaluates the final policy of each finished cell in `done` whose record has no `greedy` yet (cells stored
+    before the suite evaluated, or whose evaluation failed) and rewrites its record; returns one line per cell.
+    Needs the cell's run directory (`runs/...`, kept on the machine that trained it)."""
+    lines = []
+    for agent, task, seed in done:
+        path = cell_path(out, suite.name, agent, task, seed)
+        with open(path) as f:
+            record = json.load(f)
+        if "greedy" in record:
+            continue
+        run_dir = os.path.join(REPO, record["run_dir"]) if not os.path.isabs(record["run_dir"]) else record["run_dir"]
+        if len(record.get("seeds_in_process", [seed])) > 1:
+            run_dir = os.path.join(run_dir, f"seed_{seed}")
+        if not os.path.isdir(run_dir):
+            lines.append(f"{agent} {task} seed {seed}: not evaluated, its run directory {shown(run_dir)} is gone "
+                         "(remove the record to train the cell again)")
+            continue
+        record.pop("greedy_error", None)
+        record.update(evaluation_fields(run_dir, suite.eval_episodes))
+        _write_json(path, record)
+        outcome = (f"greedy {record['greedy']['mean_return']:.1f} over {suite.eval_episodes} episodes"
+                   if "greedy" in record else f"evaluation FAILED ({record['greedy_error']})")
+        lines.append(f"{agent} {task} seed {seed}: {outcome}")
+    return lines
 
 
 def seed_results(directory: str, group: CellGroup, seed: int) -> Dict[str, Any]:

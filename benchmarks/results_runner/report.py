@@ -119,25 +119,40 @@ def _reference_text(ref: Reference) -> str:
     return f"{_number(ref.mean)}{spread} at {_steps(ref.steps)} [{ref.source.key}]"
 
 
+def greedy_returns(records: Sequence[dict]) -> Optional[List[float]]:
+    """Each record's final-policy return without exploration, or None unless every record has one."""
+    values = [record.get("greedy", {}).get("mean_return") for record in records]
+    return values if records and all(value is not None for value in values) else None
+
+
 def verdict(ref: Reference, records: Sequence[dict], budget: int) -> Tuple[str, Optional[str]]:
     """(ours at the reference's step count as text, the verdict) for one reference. The verdict is "below" (a
     finding: under the published mean minus one std at the same step count), "within", "above", or why no
-    comparison is made."""
+    comparison is made.
+
+    Like is compared with like: against a source of evaluation returns (`Source.evaluation`) at our budget (or at
+    no given step count), ours are the final policies' returns without exploration where every cell has them
+    (marked "greedy"); otherwise the training average at the reference's step count."""
     if not records:
         return "—", "no cells yet"
+    greedy = greedy_returns(records) if ref.source.evaluation and ref.steps in (None, budget) else None
     if ref.steps is None:
-        ours = _mean_std([record["final_average_return"] for record in records])
+        ours = _mean_std(greedy or [record["final_average_return"] for record in records])
         floor, what = ref.mean - (ref.std or 0.0), "the published mean" if ref.std is None else "mean − 1 std"
         label = "below" if ours[0] < floor else "at or above"
-        return f"{_number(ours[0])} ± {_number(ours[1])} (final)", f"{label} {what} (no step count published)"
+        return (f"{_number(ours[0])} ± {_number(ours[1])} ({'greedy' if greedy else 'final'})",
+                f"{label} {what} (no step count published)")
     if ref.steps > budget:
         return "—", f"no comparison: our budget ({_steps(budget)}) is below the reference's ({_steps(ref.steps)})"
-    ours = _mean_std([record.get("average_return_at_steps", {}).get(str(ref.steps)) for record in records])
+    if greedy:
+        ours = _mean_std(greedy)
+    else:
+        ours = _mean_std([record.get("average_return_at_steps", {}).get(str(ref.steps)) for record in records])
     if ours is None:
         return "—", "no episode ended by the reference's step count"
     std = ref.std or 0.0
     label = "below" if ours[0] < ref.mean - std else "above" if ours[0] > ref.mean + std else "within 1 std"
-    return f"{_number(ours[0])} ± {_number(ours[1])}", label
+    return f"{_number(ours[0])} ± {_number(ours[1])}{' (greedy)' if greedy else ''}", label
 
 
 def markdown(suite: Suite, finished: Dict[Tuple[str, str], List[dict]], failed: List[dict],
@@ -179,15 +194,24 @@ def _seed_text(seeds: Sequence[int]) -> str:
 
 
 def _table(suite: Suite, finished) -> List[str]:
+    if suite.eval_episodes and suite.launch != "anakin":
+        greedy_text = (f"Greedy: the final policy's average return over {suite.eval_episodes} episodes without "
+                       f"exploration (`python -m launch.cli.evaluate RUN --episodes {suite.eval_episodes} --seed "
+                       f"100`), mean ± std over seeds.")
+    else:
+        greedy_text = "Greedy: not measured in this suite."
     lines = [
         "## Returns", "",
         f"Final: the average of the last `return_window` training episodes at the end of the budget; best: the "
         f"highest such average during the run. IQM: interquartile mean over seeds with a 95% stratified-bootstrap "
-        f"interval ({BOOTSTRAP_REPS} resamples), where there are at least {MIN_SEEDS_FOR_IQM} seeds. Verdict: ours "
-        f"at the reference's step count against the published mean ± 1 std; **below** is a finding.", "",
-        "| agent | task | budget | seeds | final (mean ± std) | best (mean ± std) | IQM [95% CI] | reference "
-        "| ours at the reference's steps | verdict |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        f"interval ({BOOTSTRAP_REPS} resamples), where there are at least {MIN_SEEDS_FOR_IQM} seeds. {greedy_text} "
+        f"Verdict: ours at "
+        f"the reference's step count against the published mean ± 1 std (greedy where the reference evaluates "
+        f"its policy without exploration at our budget, marked so; else the training average); **below** is a "
+        f"finding.", "",
+        "| agent | task | budget | seeds | final (mean ± std) | best (mean ± std) | greedy (mean ± std) "
+        "| IQM [95% CI] | reference | ours at the reference's steps | verdict |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     methods = set()
     for agent, tasks in suite.cells.items():
@@ -196,6 +220,11 @@ def _table(suite: Suite, finished) -> List[str]:
             records = finished.get((agent, task_name), [])
             final = _mean_std([record["final_average_return"] for record in records])
             best = _mean_std([record["best_average_return"] for record in records])
+            greedy = _mean_std([record.get("greedy", {}).get("mean_return") for record in records])
+            if greedy is not None and greedy[2] < len(records):  # some cells not evaluated: say how many are
+                greedy_text = f"{_pair(greedy)} ({greedy[2]} of {len(records)})"
+            else:
+                greedy_text = _pair(greedy)
             iqm = "—"
             if len(records) >= MIN_SEEDS_FOR_IQM:
                 interval = iqm_interval([record["final_average_return"] for record in records])
@@ -206,7 +235,7 @@ def _table(suite: Suite, finished) -> List[str]:
             verdicts = [f"**{label}**" if label == "below" else label for _, label in compared]
             lines.append(
                 f"| {agent} | {task_name} | {_steps(task.steps)} | {len(records)} of {len(suite.seeds)} | "
-                f"{_pair(final)} | {_pair(best)} | {iqm} | "
+                f"{_pair(final)} | {_pair(best)} | {greedy_text} | {iqm} | "
                 f"{'<br>'.join(_reference_text(ref) for ref in references) or 'none published'} | "
                 f"{'<br>'.join(ours for ours, _ in compared) or '—'} | {'<br>'.join(verdicts) or '—'} |"
             )
@@ -272,15 +301,15 @@ def _cells(suite: Suite, finished, failed: List[dict]) -> List[str]:
         return ["## Cells", "", "No cell has run yet.", ""]
     lines = ["## Cells", "", "One line per finished cell (its record: `" + suite.name + "/cells/<agent>/<task>/"
              "seed_<n>.json`, with the curve, the command, package versions and the machine).", "",
-             "| agent | task | seed | final | best | env steps | wall s | CPU s | commit |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| agent | task | seed | final | best | greedy | env steps | wall s | CPU s | commit |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for record in records:
         commit = (record.get("commit") or "?")[:10] + (" (modified)" if record.get("dirty") else "")
         shared = f" ({len(record['seeds_in_process'])} seeds in one process)" if len(
             record.get("seeds_in_process", [])) > 1 else ""
         lines.append(f"| {record['agent']} | {record['task']} | {record['seed']} | "
                      f"{_number(record['final_average_return'])} | {_number(record['best_average_return'])} | "
-                     f"{record['env_steps']} | {record['wall_seconds']:.0f}{shared} | {record['cpu_seconds']:.0f} | "
+                     f"{_greedy_cell(record)} | {record['env_steps']} | {record['wall_seconds']:.0f}{shared} | {record['cpu_seconds']:.0f} | "
                      f"{commit} |")
     lines.append("")
     machines = sorted({f"{r['machine'].get('cpu_model')}, {r['machine'].get('cores')} cores, Python "
@@ -297,6 +326,12 @@ def _cells(suite: Suite, finished, failed: List[dict]) -> List[str]:
                          f"(`{record.get('log')}`: {last.strip()[:200]})")
         lines.append("")
     return lines
+
+
+def _greedy_cell(record: dict) -> str:
+    if "greedy" in record:
+        return _number(record["greedy"]["mean_return"])
+    return "failed" if "greedy_error" in record else "—"
 
 
 def plot_task(suite: Suite, task_name: str, finished, path: str) -> bool:

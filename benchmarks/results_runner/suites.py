@@ -19,10 +19,13 @@ from typing import Dict, Optional, Sequence, Tuple
 
 @dataclasses.dataclass(frozen=True)
 class Source:
-    """Where published figures come from: `key` labels them in a table, `text` cites them exactly."""
+    """Where published figures come from: `key` labels them in a table, `text` cites them exactly. `evaluation`:
+    its figures are returns of the trained policy acting without exploration (greedy or deterministic), so
+    ours are compared through the same measure where a cell has it (`Suite.eval_episodes`)."""
 
     key: str
     text: str
+    evaluation: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,7 +71,9 @@ class Suite:
     """A suite: `cells` maps each agent to the tasks it runs; every one runs with `preset` under `launch`
     ("single": one process with --replay local; "anakin": fully jitted, the seeds of an (agent, task) in one
     vmapped call), for `seeds` unless the command line names others. `config` adds --config overrides per agent
-    (for tiny budgets only); `notes` are printed under the table."""
+    (for tiny budgets only); `notes` are printed under the table. After training, the final policy plays
+    `eval_episodes` episodes without exploration (`python -m launch.cli.evaluate RUN --episodes N --seed 100`);
+    0: none (an Anakin run's gymnax snapshots are not evaluated by that command)."""
 
     name: str
     description: str
@@ -82,6 +87,7 @@ class Suite:
     config: Dict[str, Tuple[str, ...]] = dataclasses.field(default_factory=dict)
     extras: Tuple[str, ...] = ()
     notes: Tuple[str, ...] = ()
+    eval_episodes: int = 0
 
     def task(self, name: str) -> Task:
         return next(task for task in self.tasks if task.name == name)
@@ -105,11 +111,16 @@ ZOO = Source(
     "rl-baselines3-zoo, `benchmark.md` (github.com/DLR-RM/rl-baselines3-zoo, commit 0088472b): one trained agent "
     "per row, evaluated with its deterministic policy for about 150k steps; ± is the standard deviation over those "
     "evaluation episodes, not over seeds. The step count is its training budget (n_timesteps).",
+    evaluation=True,
 )
 TIANSHOU = Source(
     "Tianshou",
     "Tianshou's MuJoCo benchmark (github.com/thu-ml/tianshou, examples/mujoco), 100k-step values of its gym-v3 "
-    "learning curves, mean ± std, as quoted in issue 22.",
+    "learning curves, mean ± std, as quoted in issue 22: test returns of the deterministic policy (10 episodes "
+    "per point, 10 seeds). Its step axis starts after its uniform random warm-up (start_timesteps: 10k for SAC, 25k "
+    "for TD3; the warm-up is collected before its trainer starts counting), so its 100k point is 110k (SAC) or "
+    "125k (TD3) environment steps; ours count every step.",
+    evaluation=True,
 )
 GYMNAX = Source(
     "gymnax",
@@ -137,6 +148,7 @@ CLASSIC = Suite(
            "sac": ("Pendulum-v1",), "td3": ("Pendulum-v1",), "d4pg": ("Pendulum-v1",)},
     preset="classic",
     seeds=(0, 1, 2, 3, 4),
+    eval_episodes=20,
     references=(
         Reference("dqn", "CartPole-v1", 500.0, 0.0, 50_000, ZOO, _GYM.format("CartPole-v1")),
         Reference("dqn", "Acrobot-v1", -76.639, 11.752, 100_000, ZOO, _GYM.format("Acrobot-v1")),
@@ -199,6 +211,7 @@ MUJOCO = Suite(
     preset="mujoco",
     seeds=(0, 1, 2),
     extras=("mujoco",),
+    eval_episodes=10,
     references=(
         Reference("sac", "HalfCheetah-v5", 6515.0, 514.0, 100_000, TIANSHOU, _V3.format("HalfCheetah")),
         Reference("sac", "Hopper-v5", 2613.0, 991.0, 100_000, TIANSHOU, _V3.format("Hopper")),
@@ -264,6 +277,7 @@ TINY = Suite(
     seeds=(0, 1),
     references=(Reference("dqn", "CartPole-v1", 500.0, 0.0, 50_000, ZOO, _GYM.format("CartPole-v1")),),
     config={"dqn": ("min_replay_size=100", "hidden_sizes=32,32")},
+    eval_episodes=2,
 )
 
 SUITES: Dict[str, Suite] = {suite.name: suite for suite in (CLASSIC, MUJOCO, MINATAR, TINY)}

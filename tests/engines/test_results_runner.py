@@ -1,7 +1,8 @@
 """The results runner (`python -m benchmarks.results_runner`) on its tiny suite: two cells (DQN on CartPole-v1,
 300 steps, seeds 0 and 1), each a `python -m launch` process. It keeps each cell's JSON, writes the table and a
-PNG, and resumes: a second invocation skips finished cells, and a cell whose JSON is deleted runs again alone (and,
-with --replay local, gives the same numbers). No test asserts a published number: results are data."""
+PNG, evaluates each final policy without exploration, and resumes: a second invocation skips finished cells, and a
+cell whose JSON is deleted runs again alone (and, with --replay local, gives the same numbers). No test asserts a
+published number: results are data."""
 
 import json
 import os
@@ -10,8 +11,8 @@ import numpy as np
 import pytest
 
 from benchmarks.results_runner.__main__ import parse_seeds
-from benchmarks.results_runner.report import _trimmed_mean, iqm_interval
-from benchmarks.results_runner.suites import SUITES
+from benchmarks.results_runner.report import _trimmed_mean, iqm_interval, verdict
+from benchmarks.results_runner.suites import SUITES, Reference, Source
 from launch.experiments.presets import load_preset
 from launch.registry import AGENTS
 from run_helpers import command_line
@@ -59,6 +60,10 @@ def test_each_cell_keeps_its_json(tiny):
         assert cell["wall_seconds"] > 0 and cell["cpu_seconds"] > 0
         assert cell["packages"]["jax"] and cell["machine"]["cores"] >= 1
         assert os.path.exists(os.path.join(runs, "tiny", "dqn", "CartPole-v1", f"seed_{seed}", "actor.csv"))
+        greedy = cell["greedy"]  # the final policy, 2 episodes without exploration, in its own process
+        assert greedy["episodes"] == 2 and len(greedy["returns"]) == 2 and greedy["seed"] == 100
+        assert greedy["mean_return"] == pytest.approx(np.mean(greedy["returns"]), abs=1e-3)
+        assert greedy["step"] == cell["env_steps"] and greedy["command"][:3] == ["python", "-m", "launch.cli.evaluate"]
 
 
 def test_the_page_has_the_table_and_a_png(tiny):
@@ -88,6 +93,35 @@ def test_resume_skips_finished_cells_and_reruns_a_deleted_one(tiny):
     assert again["curve"] == rerun["curve"] and again["final_average_return"] == rerun["final_average_return"]
     listing = command_line("--suite", "tiny", "--out", out, "--runs", runs, "--list", module=RUNNER).stdout
     assert listing.count("done") == 2 and "to run" not in listing
+
+
+def test_evaluate_missing_fills_in_a_cell_stored_without_its_greedy_returns(tiny):
+    out, runs, _ = tiny
+    path = os.path.join(out, "tiny", "cells", "dqn", "CartPole-v1", "seed_0.json")
+    record = _cell(out, 0)
+    stored = record.pop("greedy")
+    with open(path, "w") as f:
+        json.dump(record, f)
+    stdout = _run(out, runs, "--evaluate-missing", "--report-only")
+    assert f"dqn CartPole-v1 seed 0: greedy {stored['mean_return']:.1f} over 2 episodes" in stdout
+    assert "seed 1:" not in stdout  # it had them
+    assert _cell(out, 0)["greedy"] == stored  # the same snapshot and seed: the same returns
+
+
+def test_verdicts_compare_greedy_returns_with_evaluation_sources_at_our_budget():
+    records = [{"final_average_return": 100.0, "average_return_at_steps": {"1000": 100.0}, "greedy": {"mean_return": g}}
+               for g in (480.0, 500.0)]
+    evaluated = Source("E", "evaluated without exploration", evaluation=True)
+    training = Source("T", "training returns")
+    assert verdict(Reference("a", "t", 500.0, 30.0, 1000, evaluated, "env"), records, 1000) == (
+        "490.0 ± 10.0 (greedy)", "within 1 std")
+    assert verdict(Reference("a", "t", 500.0, 30.0, 1000, training, "env"), records, 1000) == ("100.0 ± 0.0", "below")
+    # At another step count than our budget the greedy returns (of the final policy) say nothing: the curve does.
+    records[0]["average_return_at_steps"]["500"] = records[1]["average_return_at_steps"]["500"] = 90.0
+    assert verdict(Reference("a", "t", 500.0, 30.0, 500, evaluated, "env"), records, 1000) == ("90.0 ± 0.0", "below")
+    # Greedy only where every seed has it.
+    del records[1]["greedy"]
+    assert verdict(Reference("a", "t", 500.0, 30.0, 1000, evaluated, "env"), records, 1000) == ("100.0 ± 0.0", "below")
 
 
 def test_iqm_and_its_bootstrap_interval():
