@@ -22,7 +22,7 @@ import subprocess
 import sys
 import time
 from importlib import metadata
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -190,11 +190,10 @@ def evaluation_fields(run_dir: str, episodes: int) -> Dict[str, Any]:
         return {"greedy_error": str(error)}
 
 
-def add_missing_evaluations(suite: Suite, done: Sequence[Tuple[str, str, int]], out: str) -> List[str]:
+def add_missing_evaluations(suite: Suite, done: Sequence[Tuple[str, str, int]], out: str) -> Iterator[str]:
     """Evaluates the final policy of each finished cell in `done` whose record has no `greedy` yet (cells stored
-    before the suite evaluated, or whose evaluation failed) and rewrites its record; returns one line per cell.
-    Needs the cell's run directory (`runs/...`, kept on the machine that trained it)."""
-    lines = []
+    before the suite evaluated, or whose evaluation failed) and rewrites its record; yields a line per cell as it
+    goes. Needs the cell's run directory (`runs/...`, kept on the machine that trained it)."""
     for agent, task, seed in done:
         path = cell_path(out, suite.name, agent, task, seed)
         with open(path) as f:
@@ -205,16 +204,15 @@ def add_missing_evaluations(suite: Suite, done: Sequence[Tuple[str, str, int]], 
         if len(record.get("seeds_in_process", [seed])) > 1:
             run_dir = os.path.join(run_dir, f"seed_{seed}")
         if not os.path.isdir(run_dir):
-            lines.append(f"{agent} {task} seed {seed}: not evaluated, its run directory {shown(run_dir)} is gone "
-                         "(remove the record to train the cell again)")
+            yield (f"{agent} {task} seed {seed}: not evaluated, its run directory {shown(run_dir)} is gone "
+                   "(remove the record to train the cell again)")
             continue
         record.pop("greedy_error", None)
         record.update(evaluation_fields(run_dir, suite.eval_episodes))
         _write_json(path, record)
         outcome = (f"greedy {record['greedy']['mean_return']:.1f} over {suite.eval_episodes} episodes"
                    if "greedy" in record else f"evaluation FAILED ({record['greedy_error']})")
-        lines.append(f"{agent} {task} seed {seed}: {outcome}")
-    return lines
+        yield f"{agent} {task} seed {seed}: {outcome}"
 
 
 def seed_results(directory: str, group: CellGroup, seed: int) -> Dict[str, Any]:

@@ -39,6 +39,7 @@ from launch.engines.single_process import run_single_process
 from launch.experiments.config import INFERENCE_MODES, REPLAY_KINDS, OfflineExperimentConfig
 from launch.experiments.make import make_experiment_config, make_offline_experiment_config
 from launch.experiments.overrides import format_config_fields
+from launch.experiments.presets import preset_values
 from launch.experiments.presets import preset_names
 from launch.lifecycle.run_directory import (
     DEFAULT_CHECKPOINT_MINUTES,
@@ -261,7 +262,8 @@ def _listing(parser, args) -> str:
     if not args.agent:
         parser.error("--list-config lists an agent's config: add --agent NAME.")
     try:
-        return format_config_fields(agent_definition(args.agent).config_class)
+        preset = (args.preset, preset_values(args.preset, args.agent, args.env)) if args.preset else None
+        return format_config_fields(agent_definition(args.agent).config_class, preset)
     except ValueError as error:
         parser.error(str(error))
 

@@ -14,7 +14,7 @@ import dataclasses
 import inspect
 import re
 import typing
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
@@ -138,16 +138,28 @@ def config_field_docs(config_class: type) -> List[Tuple[str, str, Any, str]]:
     return rows
 
 
-def format_config_fields(config_class: type) -> str:
-    """One aligned line per field of `config_class`: name, type, default, doc; the header names the class."""
+def format_config_fields(config_class: type, preset: Optional[Tuple[str, Mapping[str, Any]]] = None) -> str:
+    """One aligned line per field of `config_class`: name, type, default, doc; the header names the class.
+
+    With `preset` = (its name, the fields it sets), a column beside the default gives each field's value under it
+    (blank where the preset keeps the default)."""
     rows = [
         (name, type_text, "(required)" if default is dataclasses.MISSING else repr(default), doc)
         for name, type_text, default, doc in config_field_docs(config_class)
     ]
-    headers = ("field", "type", "default")
-    widths = [max([len(header)] + [len(row[i]) for row in rows]) for i, header in enumerate(headers)]
+    values = dict(preset[1]) if preset else {}
+    unknown = sorted(set(values) - {row[0] for row in rows})
+    if unknown:
+        raise ValueError(f"--preset {preset[0]} sets {', '.join(unknown)}, which {config_class.__name__} does not "
+                         "have: fix the preset file.")
+    columns = [(name, type_text, default, repr(values[name]) if name in values else "", doc)
+               for name, type_text, default, doc in rows]
+    headers = ("field", "type", "default") + ((f"--preset {preset[0]}",) if preset else ())
+    widths = [max([len(header)] + [len(row[i]) for row in columns]) for i, header in enumerate(headers)]
     lines = [f"{config_class.__name__}: set a field with --config FIELD=VALUE"]
-    lines.append(f"  {'field':<{widths[0]}}  {'type':<{widths[1]}}  {'default':<{widths[2]}}  meaning")
-    for name, type_text, default, doc in rows:
-        lines.append(f"  {name:<{widths[0]}}  {type_text:<{widths[1]}}  {default:<{widths[2]}}  {doc}".rstrip())
+    header = "  ".join(f"{header:<{width}}" for header, width in zip(headers, widths))
+    lines.append(f"  {header}  meaning")
+    for row in columns:
+        cells = "  ".join(f"{cell:<{width}}" for cell, width in zip(row, widths))
+        lines.append(f"  {cells}  {row[-1]}".rstrip())
     return "\n".join(lines)

@@ -218,6 +218,22 @@ def test_list_config_prints_every_field_of_the_agent_config_with_its_default(cap
         assert repr(field.default) in line, line
 
 
+def test_list_config_with_a_preset_shows_the_values_that_preset_sets_for_the_task(capsys):
+    from launch.cli.train import main
+    from launch.experiments.presets import preset_values
+
+    assert main(["--agent", "d4pg", "--env", "Hopper-v5", "--preset", "mujoco", "--list-config"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "--preset mujoco" in lines[1]
+    values = preset_values("mujoco", "d4pg", "Hopper-v5")
+    assert values["v_max"] == 500.0  # the task's own entry, over the agent's
+    for field, value in values.items():
+        line = next(line for line in lines if line.split()[:1] == [field])
+        assert line.split()[3] == repr(value).replace(" ", "") or repr(value) in line, line
+    unset = next(line for line in lines if line.split()[:1] == ["tau"])  # D4PG's preset keeps tau's default
+    assert unset.split()[2] == "0.005" and unset.split()[3] != "0.005"
+
+
 def test_a_resumed_run_keeps_its_num_envs_and_inference(tmp_path):
     """--resume needs no flags: what the run was launched with comes back from its config.json."""
     run_dir = str(tmp_path / "run")
