@@ -73,7 +73,7 @@ def test_unknown_preset_is_a_parser_error_naming_the_choices():
 
 def test_preset_without_the_agent_is_a_parser_error_naming_its_agents():
     stderr = _refused("--agent", "dqn", "--env", "CartPole-v1", "--preset", "mujoco")
-    assert "--preset mujoco has no entry for agent 'dqn'; it has: d4pg, sac, td3" in stderr
+    assert "--preset mujoco has no entry for agent 'dqn'; it has: d4pg, mpo, sac, td3" in stderr
     stderr = _refused("--agent", "r2d2", "--env", "gymnax/CartPole-v1", "--launch", "anakin", "--preset", "mujoco")
     assert "--preset mujoco has no entry for agent 'r2d2'" in stderr
 
