@@ -179,8 +179,9 @@ def markdown(suite: Suite, finished: Dict[Tuple[str, str], List[dict]], failed: 
     lines += _presets(suite)
     if plots:
         lines += ["## Curves", "", "The average of the last `return_window` training-episode returns against "
-                  "environment steps: each agent's mean over seeds with a ±1 std band; a star marks a published "
-                  "reference at its step count (its bar: ± its std), a dashed line one without a step count.", ""]
+                  "environment steps: each agent's mean over seeds with a ±1 std band; a diamond, its final policies' "
+                  "return without exploration (± std over seeds); a star marks a published reference at its step "
+                  "count (its bar: ± its std), a dashed line one without a step count.", ""]
         for task, path in plots.items():
             lines += [f"![{task}]({suite.name}/{os.path.basename(path)})", ""]
     lines += _cells(suite, finished, failed)
@@ -361,6 +362,11 @@ def plot_task(suite: Suite, task_name: str, finished, path: str) -> bool:
             mean, std = np.nanmean(values, axis=0), np.nanstd(values, axis=0)
         axes.plot(steps, mean, color=color[agent], label=f"{agent} ({len(records)} seed{'s' * (len(records) > 1)})")
         axes.fill_between(steps, mean - std, mean + std, color=color[agent], alpha=0.2, linewidth=0)
+        greedy = _mean_std([record.get("greedy", {}).get("mean_return") for record in records])
+        if greedy is not None:  # the final policies without exploration, at the budget
+            axes.errorbar([task.steps], [greedy[0]], yerr=[[greedy[1]], [greedy[1]]], color=color[agent],
+                          marker="D", markersize=6, capsize=3, linestyle="none",
+                          label=f"{agent}: final policy without exploration ({greedy[2]} seeds)")
     for agent in suite.agents:
         for ref in suite.references_for(agent, task_name):
             label = f"{agent}: {ref.source.key}, {_reference_text(ref).split(' [')[0]}"
