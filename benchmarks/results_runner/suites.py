@@ -226,7 +226,9 @@ MUJOCO = Suite(
         Reference("td3", "Walker2d-v5", 483.0, 174.0, 100_000, TIANSHOU, _V3.format("Walker2d")),
     ),
     notes=(
-        "D4PG and MPO have no published 100k-step MuJoCo figure; MPO runs beside SAC (issue 24).",
+        "D4PG and MPO have no published 100k-step MuJoCo figure. MPO runs beside SAC (issue 24) on SAC's footing "
+        "with its own Pendulum-tuned settings: seed 0 on HalfCheetah-v5 ends at 1,794.1 (deterministic 1,936.5), "
+        "far below SAC; agents/mpo/README.md says what differs from Acme's MPO.",
         "rl-baselines3-zoo's benchmark.md gives 1M-step figures (e.g. SAC HalfCheetah-v3 9535.451 ± 100.470, TD3 "
         "Hopper-v3 3606.390 ± 4.027): a budget ten times ours, so not a reference here.",
         "Tianshou's curves are test returns of the deterministic policy, so the verdicts use our final policies' "
