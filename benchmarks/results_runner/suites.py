@@ -164,8 +164,9 @@ CLASSIC = Suite(
         "Pendulum-v1, -152.099 ± 94.282 at 20k, is the nearest relative of D4PG, and is not a reference for it).",
         "The zoo's figures are evaluation returns of a deterministic policy, so where its step count is our budget "
         "the verdict uses our final policies' greedy returns (20 episodes each); elsewhere (DQN CartPole at 50k) "
-        "the training average at that step count. SAC and TD3 on Pendulum-v1 and 2 of PPO's CartPole cells were "
-        "stored before the runner evaluated, and their run directories are gone: rerun them for greedy returns.",
+        "the training average at that step count. The 9 cells whose run directories were gone (SAC and TD3 on "
+        "Pendulum-v1, PPO CartPole seeds 0-1) were rerun for their greedy returns on 2026-11-25, and every one "
+        "reproduced its stored training numbers exactly (--replay local), though stored at older commits.",
         "Finding, DQN on CartPole-v1 (**below** at 50k): a difference of measure and of reference, not a bug. "
         "Evaluated greedily (`python -m launch.cli.evaluate RUN --episodes 20`) after the same 50k steps, seed 1 "
         "(training average 388) returns 500.0 in all 20 episodes; seed 0 (training average 434, the slowest seed: "
