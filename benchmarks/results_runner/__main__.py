@@ -85,7 +85,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     print(f"{prefix} {len(done)} cells finished (kept), {cells} to run in {len(todo)} processes; records in "
           f"{shown(out)}/{suite.name}/cells, runs in {shown(runs)}/{suite.name}", flush=True)
     if args.evaluate_missing:
-        if not suite.eval_episodes or suite.launch == "anakin":
+        if not suite.evaluates_final_policy:
             parser.error(f"--evaluate-missing: the {suite.name} suite evaluates no final policy")
         for line in add_missing_evaluations(suite, done, out):
             print(f"{prefix} {line}", flush=True)

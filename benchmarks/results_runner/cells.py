@@ -156,7 +156,7 @@ def run_group(group: CellGroup, out: str, runs: str, jobs: int = 1) -> Dict[int,
                       "log_tail": _tail(log_path)}
             _write_json(error_path, record)
         else:
-            if group.suite.eval_episodes and group.suite.launch != "anakin":
+            if group.suite.evaluates_final_policy:
                 record.update(evaluation_fields(group.seed_dir(runs, seed), group.suite.eval_episodes))
             _write_json(path, record)
             if os.path.exists(error_path):
@@ -200,9 +200,7 @@ def add_missing_evaluations(suite: Suite, done: Sequence[Tuple[str, str, int]], 
             record = json.load(f)
         if "greedy" in record:
             continue
-        run_dir = os.path.join(REPO, record["run_dir"]) if not os.path.isabs(record["run_dir"]) else record["run_dir"]
-        if len(record.get("seeds_in_process", [seed])) > 1:
-            run_dir = os.path.join(run_dir, f"seed_{seed}")
+        run_dir = os.path.join(REPO, record["run_dir"])  # stored relative to the repository, or absolute
         if not os.path.isdir(run_dir):
             yield (f"{agent} {task} seed {seed}: not evaluated, its run directory {shown(run_dir)} is gone "
                    "(remove the record to train the cell again)")

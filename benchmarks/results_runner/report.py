@@ -195,7 +195,7 @@ def _seed_text(seeds: Sequence[int]) -> str:
 
 
 def _table(suite: Suite, finished) -> List[str]:
-    if suite.eval_episodes and suite.launch != "anakin":
+    if suite.evaluates_final_policy:
         greedy_text = (f"Greedy: the final policy's average return over {suite.eval_episodes} episodes without "
                        f"exploration (`python -m launch.cli.evaluate RUN --episodes {suite.eval_episodes} --seed "
                        f"100`), mean ± std over seeds.")

@@ -89,6 +89,11 @@ class Suite:
     notes: Tuple[str, ...] = ()
     eval_episodes: int = 0
 
+    @property
+    def evaluates_final_policy(self) -> bool:
+        """Whether each cell's final policy is evaluated without exploration after training."""
+        return bool(self.eval_episodes) and self.launch != "anakin"
+
     def task(self, name: str) -> Task:
         return next(task for task in self.tasks if task.name == name)
 

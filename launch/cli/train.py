@@ -37,7 +37,7 @@ from launch.engines.distributed.supervisor import DistributedRunError
 from launch.engines.offline import run_offline
 from launch.engines.single_process import run_single_process
 from launch.experiments.config import INFERENCE_MODES, REPLAY_KINDS, OfflineExperimentConfig
-from launch.experiments.make import make_experiment_config, make_offline_experiment_config
+from launch.experiments.make import make_agent_config, make_experiment_config, make_offline_experiment_config
 from launch.experiments.overrides import format_config_fields
 from launch.experiments.presets import preset_values
 from launch.experiments.presets import preset_names
@@ -262,7 +262,10 @@ def _listing(parser, args) -> str:
     if not args.agent:
         parser.error("--list-config lists an agent's config: add --agent NAME.")
     try:
-        preset = (args.preset, preset_values(args.preset, args.agent, args.env)) if args.preset else None
+        preset = None
+        if args.preset:
+            make_agent_config(args.agent, preset=args.preset, environment=args.env)  # the checks a run makes
+            preset = (args.preset, preset_values(args.preset, args.agent, args.env))
         return format_config_fields(agent_definition(args.agent).config_class, preset)
     except ValueError as error:
         parser.error(str(error))

@@ -141,17 +141,13 @@ def config_field_docs(config_class: type) -> List[Tuple[str, str, Any, str]]:
 def format_config_fields(config_class: type, preset: Optional[Tuple[str, Mapping[str, Any]]] = None) -> str:
     """One aligned line per field of `config_class`: name, type, default, doc; the header names the class.
 
-    With `preset` = (its name, the fields it sets), a column beside the default gives each field's value under it
-    (blank where the preset keeps the default)."""
+    With `preset` = (its name, the fields it sets, already validated), a column beside the default gives each
+    field's value under it (blank where the preset keeps the default)."""
     rows = [
         (name, type_text, "(required)" if default is dataclasses.MISSING else repr(default), doc)
         for name, type_text, default, doc in config_field_docs(config_class)
     ]
     values = dict(preset[1]) if preset else {}
-    unknown = sorted(set(values) - {row[0] for row in rows})
-    if unknown:
-        raise ValueError(f"--preset {preset[0]} sets {', '.join(unknown)}, which {config_class.__name__} does not "
-                         "have: fix the preset file.")
     columns = [(name, type_text, default, repr(values[name]) if name in values else "", doc)
                for name, type_text, default, doc in rows]
     headers = ("field", "type", "default") + ((f"--preset {preset[0]}",) if preset else ())
