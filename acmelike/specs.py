@@ -38,11 +38,17 @@ def num_discrete_actions(spec: EnvironmentSpec, *, agent: str) -> int:
 
 
 def flat_observation_size(spec: EnvironmentSpec, *, agent: str) -> int:
-    """Size of a single flat array observation, or a ValueError naming agent and spec."""
+    """Size of a single array observation an MLP takes flattened, or a ValueError naming agent and spec.
+
+    Floating-point arrays and bool arrays (MinAtar's binary object channels, read as 0 and 1) qualify. Integer
+    observations do not: a Discrete observation's index would need a one-hot encoding, and uint8 frames a scaling
+    and a conv torso.
+    """
     observations = spec.observations
-    if not isinstance(observations, specs.Array) or not np.issubdtype(observations.dtype, np.floating):
+    dtype = np.dtype(getattr(observations, "dtype", np.object_))
+    if not isinstance(observations, specs.Array) or not (np.issubdtype(dtype, np.floating) or dtype == np.bool_):
         raise ValueError(
-            f"{agent}'s MLP network needs one floating-point array observation (a gymnasium Box), but the "
+            f"{agent}'s MLP network needs one floating-point or bool array observation (a gymnasium Box), but the "
             f"environment's observation spec is {observations!r}. Discrete observations (e.g. FrozenLake's, "
             f"Blackjack's) would need a one-hot encoding, which acmelike does not provide yet: choose an environment "
             f"with Box observations (e.g. CartPole-v1, Acrobot-v1)."

@@ -85,10 +85,11 @@ def make_torso(name: str, observation_spec, *, agent: str, hidden_sizes=(64,)) -
     """The torso called `name` (one of `TORSO_NAMES`); ValueError naming the agent, the torso and the observation
     spec when the observations do not fit it. `hidden_sizes` are the MLP torso's layers."""
     if name == "mlp":
-        if not (hasattr(observation_spec, "dtype") and np.issubdtype(observation_spec.dtype, np.floating)):
+        dtype = np.dtype(getattr(observation_spec, "dtype", np.object_))
+        if not (np.issubdtype(dtype, np.floating) or dtype == np.bool_):
             raise ValueError(
-                f"{agent}'s mlp torso takes floating-point vector observations, but the environment's observation "
-                f"spec is {observation_spec!r}. For images use torso='nature_dqn' or torso='impala_resnet'."
+                f"{agent}'s mlp torso takes floating-point or bool observations (flattened), but the environment's "
+                f"observation spec is {observation_spec!r}. For images use torso='nature_dqn' or torso='impala_resnet'."
             )
         from acmelike.networks.mlp import MLP
 

@@ -37,6 +37,25 @@ def test_non_float_observations_are_rejected_with_the_spec():
         dqn.make_networks(_spec(specs.DiscreteArray(2), specs.Array((4,), np.int64, "observation")))
 
 
+def test_bool_images_are_flattened_by_the_mlp_agents_and_uint8_frames_refused():
+    """MinAtar's observations are 10x10xC bool channels: an MLP reads them flattened as 0/1. uint8 frames would enter
+    unscaled, so the MLP agents refuse them and name the spec."""
+    from agents import muzero, r2d2
+
+    binary = _spec(specs.DiscreteArray(3), specs.Array((10, 10, 4), np.bool_, "observation"))
+    images = jnp.asarray(np.random.default_rng(0).random((2, 10, 10, 4)) < 0.1)
+    for package in (ppo, muzero):
+        package.make_networks(binary)
+    q_network = dqn.make_networks(binary).q_network
+    q_values = q_network.apply(q_network.init(jax.random.PRNGKey(0)), images)
+    assert q_values.shape == (2, 3) and bool(jnp.all(jnp.isfinite(q_values)))
+    r2d2.make_networks(binary, r2d2.AGENT.config_class(torso="mlp"))
+    frames = _spec(specs.DiscreteArray(3), specs.Array((10, 10, 4), np.uint8, "observation"))
+    for package in (dqn, ppo, muzero):
+        with pytest.raises(ValueError, match="uint8"):
+            package.make_networks(frames)
+
+
 def test_config_errors_name_the_field_and_range():
     with pytest.raises(ValueError, match=r"DQNConfig.n_step = 0; it must be >= 1"):
         dqn.DQNConfig(n_step=0)
