@@ -146,3 +146,25 @@ def test_suites_name_registered_agents_with_preset_entries():
             assert ref.task in suite.cells.get(ref.agent, ()), (suite.name, ref)
             assert ref.source.text and ref.environment
     assert parse_seeds("0-4") == [0, 1, 2, 3, 4] and parse_seeds("0,3,7-8") == [0, 3, 7, 8]
+
+
+def test_a_kept_curve_averages_the_episodes_ended_by_each_step_and_its_stored_files_exist(tmp_path):
+    from benchmarks.keep_curve import keep_curve
+
+    run = tmp_path / "run"
+    run.mkdir()
+    rows = [(3, 1.0), (7, 3.0), (12, 5.0), (18, 7.0), (25, 9.0)]  # (actor_steps at the episode's end, return)
+    (run / "actor.csv").write_text("episode_return,actor_steps\n" + "".join(f"{r},{s}\n" for s, r in rows))
+    (run / "config.json").write_text("{}")
+    written = keep_curve(str(run), str(tmp_path / "kept"), every=10, window=2)
+    assert [os.path.basename(p) for p in written] == ["training.csv", "config.json"]
+    lines = (tmp_path / "kept" / "training.csv").read_text().split()
+    # By step 10: episodes ending at 3 and 7 (mean 2); by 20: the last two of four (6); step 30 is past the end.
+    assert lines == ["actor_steps,mean_return_last_2_episodes,episodes", "10,2.0,2", "20,6.0,4"]
+    with pytest.raises(FileNotFoundError, match="actor.csv"):
+        keep_curve(str(tmp_path), str(tmp_path / "none"))
+    # The curves the suites draw are kept in the repository.
+    for suite in SUITES.values():
+        for curve in suite.stored_curves:
+            header = open(os.path.join(os.path.dirname(__file__), "..", "..", curve.path)).readline().strip()
+            assert {curve.step_column, curve.return_column} <= set(header.split(",")), curve.path
