@@ -42,6 +42,11 @@ class MuZeroConfig:
         network's value of that observation, recomputed at every update) or "search" (the root value the actor's
         search found there, stored beside the step, as in the paper without Reanalyse; an episode's last
         observation has no search, so a truncated episode bootstraps from 0 there).
+      reanalyse_fraction: the share of each batch's sequences (the first round(fraction x batch) of a random
+        sample) whose policy targets at steps 0 .. K are recomputed at every SGD step by a search with the learner's
+        current parameters (MuZero Reanalyse, Schrittwieser et al., 2021), in [0, 1]; 0: the actors' stored
+        searches only. Fresh value targets are value_bootstrap="target_network". Each reanalysed sequence costs
+        K + 1 searches per SGD step.
       target_update_period: SGD steps between copies of the parameters into the target network.
       learning_rate: AdamW's step size (after clipping gradients to `max_gradient_norm`); > 0.
       weight_decay: AdamW's decoupled weight decay on all parameters (the paper's L2 regularisation); >= 0.
@@ -79,6 +84,7 @@ class MuZeroConfig:
     n_step: int = 10
     discount: float = 0.99
     value_bootstrap: str = "target_network"
+    reanalyse_fraction: float = 0.0
     target_update_period: int = 100
     learning_rate: float = 1e-3
     weight_decay: float = 1e-4
@@ -127,5 +133,6 @@ class MuZeroConfig:
             check(name, getattr(self, name) >= 0, ">= 0")
         check("hidden_sizes", all(h >= 1 for h in self.hidden_sizes), "positive layer sizes")
         check("num_bins", self.num_bins >= 3 and self.num_bins % 2 == 1, "odd and >= 3")
+        check("reanalyse_fraction", 0 <= self.reanalyse_fraction <= 1, "in [0, 1]")
         check("importance_sampling_exponent", 0 <= self.importance_sampling_exponent <= 1, "in [0, 1]")
         check("max_replay_size", self.max_replay_size >= self.min_replay_size, ">= min_replay_size")

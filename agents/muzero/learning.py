@@ -1,6 +1,7 @@
 """The MuZero learning step: unroll the model K steps along each stored sequence's actions and fit, at every step,
 the search's policy, the n-step value target and the observed reward (all categorical but the policy); sequence
-priorities from the first step's value error."""
+priorities from the first step's value error. Optionally Reanalyse: fresh policy targets from a search with the
+current parameters for part of each batch."""
 
 import functools
 from typing import NamedTuple
@@ -11,6 +12,7 @@ import optax
 
 from acmelike.losses.muzero import masked_cross_entropy, scale_gradient, unroll_targets, value_error_priority
 from acmelike.types import ReplaySample
+from agents.muzero.acting import search_options, search_policy
 from agents.muzero.config import MuZeroConfig
 from agents.muzero.networks import MuZeroNetworks
 
@@ -21,6 +23,7 @@ class TrainingState(NamedTuple):
     params: optax.Params
     target_params: optax.Params
     opt_state: optax.OptState
+    key: jax.Array  # the reanalysing searches' randomness
     steps: jax.Array
 
 
@@ -32,9 +35,9 @@ def make_optimizer(config: MuZeroConfig) -> optax.GradientTransformation:
 
 
 def init_training_state(networks: MuZeroNetworks, config: MuZeroConfig, key: jax.Array) -> TrainingState:
-    params = networks.init(key)
+    params = networks.init(key)  # from `key` itself, so the parameters are those of a learner without a key
     return TrainingState(params=params, target_params=params, opt_state=make_optimizer(config).init(params),
-                         steps=jnp.zeros((), jnp.int32))
+                         key=jax.random.fold_in(key, 1), steps=jnp.zeros((), jnp.int32))
 
 
 class Unroll(NamedTuple):
@@ -121,22 +124,59 @@ def make_loss_fn(networks: MuZeroNetworks, config: MuZeroConfig):
     return loss_fn
 
 
+def make_reanalyse(networks: MuZeroNetworks, config: MuZeroConfig):
+    """Returns `reanalyse(params, key, sample) -> (sample, metrics)`: MuZero Reanalyse (Schrittwieser et al., 2021).
+
+    The first round(`reanalyse_fraction` x `batch_size`) sequences of the batch (a random sample, so a random
+    subset) get their policy targets `extras["action_weights"]` at steps 0 .. K replaced by those of a search from
+    each stored observation with `params` (the actors' search options, exploration included), stopped from
+    gradients; the rest keep the actors' stored targets. A search is as good as the model it plans in: the
+    stored targets come from the parameters an actor held when it acted, older the longer a sequence stays in
+    replay. `metrics["reanalyse_target_shift"]`: the mean total variation between the stored and the fresh
+    targets. With `reanalyse_fraction` 0 it returns `sample` unchanged and no metrics.
+    """
+    k = config.num_unroll_steps
+    count = int(round(config.reanalyse_fraction * config.batch_size))
+    options = search_options(config)
+
+    def reanalyse(params, key, sample: ReplaySample):
+        steps = sample.data
+        reanalysed = min(count, steps.observation.shape[0])
+        if reanalysed == 0:
+            return sample, {}
+        observations = steps.observation[:reanalysed, : k + 1]
+        output = search_policy(networks, params, key, jnp.reshape(observations, (-1,) + observations.shape[2:]),
+                               **options)
+        stored = steps.extras["action_weights"]
+        fresh = jax.lax.stop_gradient(jnp.reshape(output.action_weights, (reanalysed, k + 1, -1)))
+        shift = 0.5 * jnp.mean(jnp.sum(jnp.abs(fresh - stored[:reanalysed, : k + 1]), -1))
+        weights = stored.at[:reanalysed, : k + 1].set(fresh.astype(stored.dtype))
+        data = steps._replace(extras={**steps.extras, "action_weights": weights})
+        return sample._replace(data=data), {"reanalyse_target_shift": shift}
+
+    return reanalyse
+
+
 def make_update_step(networks: MuZeroNetworks, config: MuZeroConfig):
     """Returns `update_step(state, sample) -> (state, metrics, extras)`: one AdamW step on `make_loss_fn`'s loss,
-    the target network copied every `target_update_period` steps; `extras["priorities"]` are the sampled
-    sequences' new priorities."""
+    the target network copied every `target_update_period` steps, after `make_reanalyse` refreshed part of the
+    batch's policy targets (none by default); `extras["priorities"]` are the sampled sequences' new priorities."""
     optimizer = make_optimizer(config)
     loss_fn = make_loss_fn(networks, config)
+    reanalyse = make_reanalyse(networks, config)
 
     def update_step(state: TrainingState, sample: ReplaySample):
+        key, reanalyse_key = jax.random.split(state.key)
+        sample, reanalyse_metrics = reanalyse(state.params, reanalyse_key, sample)
         (loss, (priorities, metrics)), grads = jax.value_and_grad(loss_fn, has_aux=True)(
             state.params, state.target_params, sample)
         updates, opt_state = optimizer.update(grads, state.opt_state, state.params)
         params = optax.apply_updates(state.params, updates)
         steps = state.steps + 1
         target_params = optax.periodic_update(params, state.target_params, steps, config.target_update_period)
-        new_state = TrainingState(params=params, target_params=target_params, opt_state=opt_state, steps=steps)
-        metrics = {"loss": loss, "gradient_norm": optax.tree.norm(grads), **metrics}
+        new_state = TrainingState(params=params, target_params=target_params, opt_state=opt_state, key=key,
+                                  steps=steps)
+        metrics = {"loss": loss, "gradient_norm": optax.tree.norm(grads), **metrics, **reanalyse_metrics}
         return new_state, metrics, {"priorities": priorities}
 
     return update_step

@@ -286,6 +286,49 @@ def test_an_update_lowers_the_loss_on_a_fixed_batch():
     assert extras["priorities"].shape == (2,)
 
 
+@pytest.mark.parametrize("search", ["gumbel", "puct"])
+def test_reanalyse_gives_the_first_sequences_the_policy_of_a_fresh_search(search):
+    """reanalyse_fraction 0.5 of a batch of 2: sequence 0's targets at steps 0 .. K become the search's from its
+    stored observations with the given parameters; its later rows and all of sequence 1 keep the stored ones."""
+    from agents.muzero.learning import make_reanalyse
+
+    config = dataclasses.replace(CONFIG, search=search, batch_size=2, reanalyse_fraction=0.5)
+    networks = make_networks(SPEC, config)
+    params, key, sample = _random_params(networks), jax.random.PRNGKey(3), _sample(config)
+    k = config.num_unroll_steps
+    reanalysed, metrics = jax.jit(make_reanalyse(networks, config))(params, key, sample)
+    fresh = search_policy(networks, params, key, sample.data.observation[0, : k + 1], **search_options(config))
+    got, stored = reanalysed.data.extras["action_weights"], sample.data.extras["action_weights"]
+    np.testing.assert_allclose(got[0, : k + 1], fresh.action_weights, rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(got[0, k + 1:], stored[0, k + 1:])
+    np.testing.assert_array_equal(got[1], stored[1])
+    np.testing.assert_allclose(metrics["reanalyse_target_shift"],
+                               0.5 * np.abs(fresh.action_weights - stored[0, : k + 1]).sum(-1).mean(), rtol=1e-5)
+    assert not np.allclose(got[0, : k + 1], stored[0, : k + 1])
+    # Off by default: the sample passes through.
+    unchanged, no_metrics = make_reanalyse(networks, CONFIG)(params, key, sample)
+    assert unchanged is sample and no_metrics == {}
+
+
+def test_an_update_with_reanalyse_trains_on_the_fresh_targets():
+    from agents.muzero.learning import init_training_state, make_update_step
+
+    config = dataclasses.replace(CONFIG, batch_size=2, reanalyse_fraction=1.0)
+    networks = make_networks(SPEC, config)
+    state = init_training_state(networks, config, jax.random.PRNGKey(0))
+    plain = init_training_state(networks, CONFIG, jax.random.PRNGKey(0))
+    same = jax.tree_util.tree_map(np.array_equal, state.params, plain.params)
+    assert all(jax.tree_util.tree_leaves(same))  # the key leaves the parameters' initialisation alone
+    params = _random_params(networks)  # the initial heads predict a uniform policy: every target's CE is log A
+    state, plain = (s._replace(params=params, target_params=params) for s in (state, plain))
+    sample = _sample(config)
+    _, metrics, _ = jax.jit(make_update_step(networks, config))(state, sample)
+    _, plain_metrics, _ = jax.jit(make_update_step(networks, CONFIG))(plain, sample)
+    assert "reanalyse_target_shift" in metrics and "reanalyse_target_shift" not in plain_metrics
+    assert not np.isclose(metrics["policy_loss"], plain_metrics["policy_loss"])
+    np.testing.assert_allclose(metrics["value_loss"], plain_metrics["value_loss"], rtol=1e-6)
+
+
 # --- The search in the actor ------------------------------------------------------------------------------------
 
 
