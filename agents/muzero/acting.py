@@ -85,8 +85,9 @@ def search_core(networks: MuZeroNetworks, **search_options) -> ActorCore:
     """Acts with the action a search (`search_policy`, with `search_options`) chooses for one observation.
 
     The search runs inside `select_action`, so it is jitted with the actor's step and vmapped over a batched
-    actor's environments like any policy; the environment loop sees only actions. Extras: `{"action_weights": [A], "root_value": []}` of the search that
-    chose the action, the learner's policy target and a bootstrap value.
+    actor's environments like any policy; the environment loop sees only actions. Extras:
+    `{"action_weights": [A], "root_value": []}` of the search that chose the action, the learner's policy target
+    and a bootstrap value.
     """
 
     def init(key):

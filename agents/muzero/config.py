@@ -43,8 +43,8 @@ class MuZeroConfig:
         search found there, stored beside the step, as in the paper without Reanalyse; an episode's last
         observation has no search, so a truncated episode bootstraps from 0 there).
       reanalyse_fraction: the share of each batch's sequences (the first round(fraction x batch) of a random
-        sample) whose policy targets at steps 0 .. K are recomputed at every SGD step by a search with the learner's
-        current parameters (MuZero Reanalyse, Schrittwieser et al., 2021), in [0, 1]; 0: the actors' stored
+        sample) whose policy targets at steps 0 .. K are recomputed at every SGD step by a search with the target
+        network's parameters (MuZero Reanalyse, Schrittwieser et al., 2021), in [0, 1]; 0: the actors' stored
         searches only. Fresh value targets are value_bootstrap="target_network". Each reanalysed sequence costs
         K + 1 searches per SGD step.
       target_update_period: SGD steps between copies of the parameters into the target network.
