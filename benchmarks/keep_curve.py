@@ -2,15 +2,19 @@
 too large to commit:
 
     .venv/bin/python -m benchmarks.keep_curve RUN_DIR benchmarks/curves/NAME [--every 25000] [--window 100]
+        [--evaluate EPISODES]
 
 Writes `training.csv` (`actor_steps`, `mean_return_last_100_episodes`, `episodes`: the mean return of the last
 `window` episodes that ended by each multiple of `every` environment steps, from the run's `actor.csv`) and copies
-the run's `config.json`, `summary.json`, `learning_curve.png` and `evaluator.csv` where it has them. The results
-runner draws such a curve beside a suite's cells (`StoredCurve` in `benchmarks/results_runner/suites.py`).
+the run's `config.json`, `summary.json`, `learning_curve.png` and `evaluator.csv` where it has them. With
+`--evaluate N`, also `evaluation.json`: the final policy's N episodes without exploration, the results runner's
+greedy evaluation (`python -m launch.cli.evaluate RUN --episodes N --seed 100`). The results runner draws such a
+curve beside a suite's cells (`StoredCurve` in `benchmarks/results_runner/suites.py`).
 """
 
 import argparse
 import csv
+import json
 import os
 import shutil
 import sys
@@ -18,7 +22,7 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from benchmarks.results_runner.cells import read_episodes
+from benchmarks.results_runner.cells import greedy_evaluation, read_episodes
 
 COPIED = ("config.json", "summary.json", "learning_curve.png", "evaluator.csv")
 
@@ -58,9 +62,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("out")
     parser.add_argument("--every", type=int, default=25_000, help="environment steps between points")
     parser.add_argument("--window", type=int, default=100, help="episodes each point averages")
+    parser.add_argument("--evaluate", type=int, default=0, metavar="EPISODES",
+                        help="also evaluate the final policy greedily for this many episodes (evaluation.json)")
     args = parser.parse_args(argv)
     for path in keep_curve(args.run_dir, args.out, args.every, args.window):
         print(path)
+    if args.evaluate:
+        evaluation = greedy_evaluation(args.run_dir, args.evaluate)
+        path = os.path.join(args.out, "evaluation.json")
+        with open(path, "w") as f:
+            json.dump(evaluation, f, indent=2)
+        print(f"{path}: mean return {evaluation['mean_return']} over {args.evaluate} episodes")
     return 0
 
 
