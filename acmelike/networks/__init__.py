@@ -6,6 +6,7 @@ from acmelike.networks.recurrent import LSTMState, TorsoLSTMHead, UnrollableNetw
 from acmelike.networks.torsos import (
     TORSO_NAMES,
     ImpalaResNetTorso,
+    MinAtarTorso,
     NatureDQNTorso,
     check_image_observations,
     make_torso,
@@ -16,6 +17,7 @@ __all__ = [
     "MLP",
     "ImpalaResNetTorso",
     "LSTMState",
+    "MinAtarTorso",
     "NatureDQNTorso",
     "TorsoLSTMHead",
     "UnrollableNetwork",

@@ -1,4 +1,5 @@
-"""Image torsos for pixel observations `[B, H, W, C]`: the Nature-DQN conv net and the IMPALA ResNet."""
+"""Image torsos for pixel observations `[B, H, W, C]`: the Nature-DQN conv net, the IMPALA ResNet and the MinAtar
+paper's small conv net."""
 
 from typing import Sequence
 
@@ -25,6 +26,21 @@ class NatureDQNTorso(nn.Module):
         x = _as_float_images(images)
         for features, kernel, stride in ((32, 8, 4), (64, 4, 2), (64, 3, 1)):
             x = nn.relu(nn.Conv(features, (kernel, kernel), (stride, stride), padding="VALID")(x))
+        x = jnp.reshape(x, (x.shape[0], -1))
+        return nn.relu(nn.Dense(self.output_size)(x))
+
+
+class MinAtarTorso(nn.Module):
+    """Young & Tian (2019), the network of the MinAtar paper's DQN: one conv 16x3x3/1 (no padding), ReLU, then a
+    dense layer of 128, ReLU. Sized for MinAtar's 10x10 frames, where Nature-DQN's 8x8/4 stride does not fit.
+    [B, H, W, C] -> [B, D]."""
+
+    features: int = 16
+    output_size: int = 128
+
+    @nn.compact
+    def __call__(self, images: jax.Array) -> jax.Array:
+        x = nn.relu(nn.Conv(self.features, (3, 3), (1, 1), padding="VALID")(_as_float_images(images)))
         x = jnp.reshape(x, (x.shape[0], -1))
         return nn.relu(nn.Dense(self.output_size)(x))
 
@@ -76,8 +92,9 @@ def check_image_observations(observation_spec, *, agent: str, torso: str, min_si
         )
 
 
-# name -> the smallest image side the torso's strides take
-_IMAGE_TORSOS = {"nature_dqn": 36, "impala_resnet": 8}
+# name -> the torso; and the smallest image side its kernels and strides take
+_IMAGE_TORSOS = {"nature_dqn": NatureDQNTorso, "impala_resnet": ImpalaResNetTorso, "minatar_conv": MinAtarTorso}
+_MIN_IMAGE_SIZE = {"nature_dqn": 36, "impala_resnet": 8, "minatar_conv": 3}
 TORSO_NAMES = ("mlp",) + tuple(_IMAGE_TORSOS)
 
 
@@ -89,12 +106,12 @@ def make_torso(name: str, observation_spec, *, agent: str, hidden_sizes=(64,)) -
         if not (np.issubdtype(dtype, np.floating) or dtype == np.bool_):
             raise ValueError(
                 f"{agent}'s mlp torso takes floating-point or bool observations (flattened), but the environment's "
-                f"observation spec is {observation_spec!r}. For images use torso='nature_dqn' or torso='impala_resnet'."
+                f"observation spec is {observation_spec!r}. For images use one of the conv torsos {TORSO_NAMES[1:]}."
             )
         from acmelike.networks.mlp import MLP
 
         return MLP(tuple(hidden_sizes), activate_final=True)
     if name in _IMAGE_TORSOS:
-        check_image_observations(observation_spec, agent=agent, torso=name, min_size=_IMAGE_TORSOS[name])
-        return NatureDQNTorso() if name == "nature_dqn" else ImpalaResNetTorso()
+        check_image_observations(observation_spec, agent=agent, torso=name, min_size=_MIN_IMAGE_SIZE[name])
+        return _IMAGE_TORSOS[name]()
     raise ValueError(f"{agent}: unknown torso {name!r}; choose one of {TORSO_NAMES}.")

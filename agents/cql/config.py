@@ -5,6 +5,7 @@ import functools
 from typing import Tuple
 
 from acmelike.config_checks import check_field
+from acmelike.networks.torsos import TORSO_NAMES
 
 
 @dataclasses.dataclass(frozen=True)
@@ -21,7 +22,9 @@ class CQLConfig:
       target_update_period: SGD steps between copies of the online Q-network's parameters into the target network.
       huber_loss_parameter: the Huber loss's threshold on TD errors (quadratic below, linear above); 0: squared loss.
       max_gradient_norm: global norm the gradients are clipped to before Adam.
-      hidden_sizes: the Q-network MLP's hidden layer sizes (DQN's network).
+      torso: the Q-network's torso (DQN's network), one of TORSO_NAMES: "mlp" on flat observations, a conv torso
+        on images.
+      hidden_sizes: the MLP torso's hidden layer sizes (unused by conv torsos).
     """
 
     dataset_id: str = ""
@@ -33,6 +36,7 @@ class CQLConfig:
     target_update_period: int = 100
     huber_loss_parameter: float = 1.0
     max_gradient_norm: float = 10.0
+    torso: str = "mlp"
     hidden_sizes: Tuple[int, ...] = (64, 64)
 
     def __post_init__(self):
@@ -43,4 +47,5 @@ class CQLConfig:
         check("batch_size", self.batch_size >= 1, ">= 1")
         check("num_sgd_steps_per_step", self.num_sgd_steps_per_step >= 1, ">= 1")
         check("target_update_period", self.target_update_period >= 1, ">= 1")
+        check("torso", self.torso in TORSO_NAMES, f"one of {TORSO_NAMES}")
         check("hidden_sizes", all(h >= 1 for h in self.hidden_sizes), "positive layer sizes")

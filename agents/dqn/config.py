@@ -5,6 +5,7 @@ import functools
 from typing import Tuple
 
 from acmelike.config_checks import check_field
+from acmelike.networks.torsos import TORSO_NAMES
 
 
 @dataclasses.dataclass(frozen=True)
@@ -20,7 +21,9 @@ class DQNConfig:
       target_update_period: SGD steps between copies of the online Q-network's parameters into the target network.
       huber_loss_parameter: the Huber loss's threshold on TD errors (quadratic below, linear above); 0: squared loss.
       max_gradient_norm: global norm the gradients are clipped to before Adam.
-      hidden_sizes: the Q-network MLP's hidden layer sizes (e.g. `--config hidden_sizes=64,64`).
+      torso: the Q-network's torso, one of TORSO_NAMES ("mlp" on flat observations; "nature_dqn", "impala_resnet",
+        "minatar_conv" on images [H, W, C]), followed by a linear layer to the Q-values.
+      hidden_sizes: the MLP torso's hidden layer sizes (e.g. `--config hidden_sizes=64,64`; unused by conv torsos).
       min_replay_size: transitions the replay table holds before the learner samples from it.
       max_replay_size: transitions the replay table holds; beyond it the oldest are removed (>= min_replay_size).
       samples_per_insert: sampled transitions per inserted one, held by the rate limiter; > 0.
@@ -44,6 +47,7 @@ class DQNConfig:
     target_update_period: int = 100
     huber_loss_parameter: float = 1.0
     max_gradient_norm: float = 10.0
+    torso: str = "mlp"
     hidden_sizes: Tuple[int, ...] = (128, 128)
     # Replay.
     min_replay_size: int = 1_000
@@ -79,4 +83,5 @@ class DQNConfig:
             check(name, 0 <= getattr(self, name) <= 1, "in [0, 1]")
         check("epsilon_decay_steps", self.epsilon_decay_steps >= 1, ">= 1")
         check("variable_update_period", self.variable_update_period >= 1, ">= 1")
+        check("torso", self.torso in TORSO_NAMES, f"one of {TORSO_NAMES}")
         check("hidden_sizes", all(h >= 1 for h in self.hidden_sizes), "positive layer sizes")

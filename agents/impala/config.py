@@ -38,7 +38,8 @@ class IMPALAConfig:
       baseline_cost: weight of the value (baseline) loss in the total loss; >= 0.
       entropy_cost: weight of the entropy bonus in the total loss; >= 0.
       max_gradient_norm: global norm the gradients are clipped to before Adam; > 0.
-      torso: the network's torso, one of TORSO_NAMES ("mlp", "nature_dqn", "impala_resnet"; conv torsos take images).
+      torso: the network's torso, one of TORSO_NAMES ("mlp", "nature_dqn", "impala_resnet",
+        "minatar_conv"; conv torsos take images).
       hidden_sizes: the MLP torso's hidden layer sizes (unused by the conv torsos).
       lstm_size: units of the LSTM between the torso and the policy and value heads.
       variable_update_period: actor steps between fetches of the learner's parameters.

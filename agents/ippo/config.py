@@ -37,6 +37,8 @@ Attributes:
     batch_size * unroll_length.
   normalize_advantages: rescale each policy's advantages in a batch to mean 0, standard deviation 1 (steps of
     absent agents excluded).
+  torso: "mlp" only: IPPO's and MAPPO's policy and value are MLPs over vector observations (PPO's conv torsos
+    are single-agent).
   hidden_sizes: hidden layer sizes of the shared policy MLP and of the separate value MLP (tanh activations).
   variable_update_period: actor steps between fetches of the learner's parameters.
   agent_id_input: append a one-hot of the agent's index among the agents sharing its policy to what the actor
@@ -69,6 +71,7 @@ class IPPOConfig(PPOConfig):
 
     def __post_init__(self):
         super().__post_init__()
+        check_field(self, "torso", self.torso == "mlp", '"mlp" (multi-agent PPO has no conv torso)')
         problem = mapping_problem(self.policy_mapping)
         check_field(self, "policy_mapping", not problem, f'"agent_id:policy,..." ({problem})')
 

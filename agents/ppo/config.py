@@ -12,6 +12,7 @@ import functools
 from typing import Tuple
 
 from acmelike.config_checks import check_field
+from acmelike.networks.torsos import TORSO_NAMES
 
 
 @dataclasses.dataclass(frozen=True)
@@ -33,7 +34,10 @@ class PPOConfig:
       num_epochs: passes over each learner step's batch, each in freshly shuffled minibatches.
       num_minibatches: minibatches per epoch; must divide batch_size * unroll_length.
       normalize_advantages: rescale each batch's advantages to mean 0 and standard deviation 1 (padding steps excluded).
-      hidden_sizes: hidden layer sizes of the policy MLP and of the separate value MLP (tanh activations).
+      torso: one of TORSO_NAMES. "mlp": separate policy and value MLPs over the flattened observation; a conv
+        torso ("nature_dqn", "impala_resnet", "minatar_conv") on images [H, W, C] is shared by linear policy and
+        value heads, as in PPO's Atari setting.
+      hidden_sizes: hidden layer sizes of the policy MLP and of the separate value MLP (tanh; unused by conv torsos).
       variable_update_period: actor steps between fetches of the learner's parameters.
     """
 
@@ -53,6 +57,7 @@ class PPOConfig:
     num_epochs: int = 10
     num_minibatches: int = 4
     normalize_advantages: bool = True
+    torso: str = "mlp"
     hidden_sizes: Tuple[int, ...] = (64, 64)
     # Acting.
     variable_update_period: int = 1
@@ -78,4 +83,5 @@ class PPOConfig:
             f"a divisor of batch_size * unroll_length = {self.batch_size * self.unroll_length}",
         )
         check("variable_update_period", self.variable_update_period >= 1, ">= 1")
+        check("torso", self.torso in TORSO_NAMES, f"one of {TORSO_NAMES}")
         check("hidden_sizes", all(h >= 1 for h in self.hidden_sizes), "positive layer sizes")

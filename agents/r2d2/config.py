@@ -28,7 +28,8 @@ class R2D2Config:
       target_update_period: SGD steps between copies of the online network's parameters into the target network.
       rescaling_epsilon: eps of the value rescaling h(x) = sign(x)(sqrt(|x| + 1) - 1) + eps x; >= 0.
       max_gradient_norm: global norm the gradients are clipped to before Adam; > 0.
-      torso: the network's torso, one of TORSO_NAMES ("mlp", "nature_dqn", "impala_resnet"; conv torsos take images).
+      torso: the network's torso, one of TORSO_NAMES ("mlp", "nature_dqn", "impala_resnet",
+        "minatar_conv"; conv torsos take images).
       hidden_sizes: the MLP torso's hidden layer sizes (unused by the conv torsos).
       lstm_size: units of the LSTM between the torso and the Q-value head.
       priority_eta: a sequence's priority is eta * max |TD| + (1 - eta) * mean |TD| over its steps; in [0, 1].

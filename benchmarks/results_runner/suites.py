@@ -285,8 +285,9 @@ MINATAR = Suite(
     notes=(
         "The MinAtar paper (Young & Tian 2019, arXiv:1903.03176) gives DQN as learning curves over 5M frames, not as "
         "a table: no DQN figure is transcribed here, so DQN rows have no reference.",
-        "DQN and PPO here have MLPs only: the 10x10 image is flattened (launch/presets/minatar.json says how else "
-        "the settings differ). IMPALA's curve on Breakout is the one agents/impala/README.md keeps "
+        "DQN reads the 10x10 image through the MinAtar paper's network (one conv layer of 16 3x3 filters, then "
+        "128 units: torso minatar_conv); PPO through an MLP on the flattened image, as gymnax-blines' PPO does "
+        "(launch/presets/minatar.json says how else the settings differ). IMPALA's curve on Breakout is the one agents/impala/README.md keeps "
         "(benchmarks/curves/impala_minatar_breakout/), trained with the IMPALA ResNet torso on the MinAtar "
         "package's Breakout (the preset's `impala` entry); it is drawn on the Breakout plot, not a cell.",
         "PPO's references are at 10M steps, ten times our budget, so no verdict. gymnax-blines' PPO settings "
