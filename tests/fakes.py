@@ -227,6 +227,17 @@ def continuous_spec(actions=PENDULUM_ACTIONS, observation_size: int = 3) -> Envi
     )
 
 
+def discrete_spec(observations, num_actions: int = 3) -> EnvironmentSpec:
+    """`observations` (any dm_env spec: a vector, an image), `num_actions` discrete int32 actions, scalar float32
+    rewards and discounts in [0, 1]."""
+    return EnvironmentSpec(
+        observations=observations,
+        actions=specs.DiscreteArray(num_actions, dtype=np.int32),
+        rewards=specs.Array((), np.float32),
+        discounts=specs.BoundedArray((), np.float32, 0.0, 1.0),
+    )
+
+
 def transition_batch(spec, n: int, seed: int = 0, reward: Optional[float] = None) -> ReplaySample:
     """`n` random transitions on `spec`'s continuous spaces, actions uniform in the bounds; every reward is
     `reward` if given (e.g. NaN, for the learners' guard)."""

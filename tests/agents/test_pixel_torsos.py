@@ -6,25 +6,16 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from dm_env import specs
+from fakes import discrete_spec
 
 from acmelike.networks import MLP, TORSO_NAMES, MinAtarTorso
-from acmelike.specs import EnvironmentSpec
 from acmelike.types import ReplaySample, SampleInfo, Transition
 from agents import cql, dqn, ppo
 
 CONV_TORSOS = [name for name in TORSO_NAMES if name != "mlp"]
 
 
-def _spec(observation_spec, num_actions=3):
-    return EnvironmentSpec(
-        observations=observation_spec,
-        actions=specs.DiscreteArray(num_actions, dtype=np.int32),
-        rewards=specs.Array((), np.float32),
-        discounts=specs.BoundedArray((), np.float32, 0.0, 1.0),
-    )
-
-
-MINATAR = _spec(specs.Array((10, 10, 4), np.bool_, "observation"))  # MinAtar Breakout's four object channels
+MINATAR = discrete_spec(specs.Array((10, 10, 4), np.bool_, "observation"))  # MinAtar Breakout's four object channels
 
 
 def test_minatar_torso_is_the_papers_network():
@@ -53,7 +44,7 @@ def test_dqn_and_ppo_read_minatar_frames_through_a_conv_torso(torso):
 
 def test_the_mlp_torso_builds_the_same_parameters_as_before():
     """torso="mlp" (the default) must keep the exact network of every stored run: same tree, same values."""
-    flat = _spec(specs.Array((4,), np.float32, "observation"), num_actions=2)
+    flat = discrete_spec(specs.Array((4,), np.float32, "observation"), num_actions=2)
     config = dqn.DQNConfig(hidden_sizes=(8, 8))
     built = dqn.make_networks(flat, config).q_network.init(jax.random.PRNGKey(3))
     direct = MLP(layer_sizes=(8, 8, 2)).init(jax.random.PRNGKey(3), jnp.zeros((1, 4), jnp.float32))
@@ -63,11 +54,11 @@ def test_the_mlp_torso_builds_the_same_parameters_as_before():
 
 
 def test_uint8_frames_name_the_conv_torsos_and_conv_torsos_refuse_flat_vectors():
-    frames = _spec(specs.Array((84, 84, 4), np.uint8, "observation"))
+    frames = discrete_spec(specs.Array((84, 84, 4), np.uint8, "observation"))
     with pytest.raises(ValueError, match="torso=nature_dqn"):
         dqn.make_networks(frames)  # the MLP default
     dqn.make_networks(frames, dqn.DQNConfig(torso="nature_dqn"))
-    flat = _spec(specs.Array((4,), np.float32, "observation"))
+    flat = discrete_spec(specs.Array((4,), np.float32, "observation"))
     for torso in CONV_TORSOS:
         with pytest.raises(ValueError, match=rf"PPO's {torso} torso takes image observations"):
             ppo.make_networks(flat, ppo.PPOConfig(torso=torso))

@@ -7,10 +7,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from dm_env import specs
+from fakes import discrete_spec
 
 from acmelike.actors import GenericActor, apex_epsilons, recurrent_categorical_core, recurrent_epsilon_greedy_core
 from acmelike.networks import MLP, ImpalaResNetTorso, NatureDQNTorso, make_torso_lstm_network
-from acmelike.specs import EnvironmentSpec
 
 
 class _LogitsValue(nn.Module):
@@ -21,15 +21,6 @@ class _LogitsValue(nn.Module):
 
 def _network(observation_size=3, num_outputs=2, hidden=8):
     return make_torso_lstm_network(MLP((8,), activate_final=True), hidden, MLP((num_outputs,)), (observation_size,))
-
-
-def _spec(observation_spec, num_actions=3):
-    return EnvironmentSpec(
-        observations=observation_spec,
-        actions=specs.DiscreteArray(num_actions, dtype=np.int32),
-        rewards=specs.Array((), np.float32),
-        discounts=specs.BoundedArray((), np.float32, 0.0, 1.0),
-    )
 
 
 def test_unroll_with_an_episode_start_equals_stepping_with_a_reset():
@@ -149,11 +140,11 @@ def test_conv_torso_on_a_flat_vector_is_refused_naming_both(agent):
     package = importlib.import_module(f"agents.{agent}")
     config = package.AGENT.config_class(torso="nature_dqn")
     with pytest.raises(ValueError) as error:
-        package.make_networks(_spec(specs.Array((4,), np.float32, name="observation")), config)
+        package.make_networks(discrete_spec(specs.Array((4,), np.float32, name="observation")), config)
     message = str(error.value)
     assert agent.upper() in message.upper() and "nature_dqn" in message and "(4,)" in message
     # Too small images are refused as well; the ResNet torso takes them.
-    small = _spec(specs.Array((10, 10, 4), np.uint8, name="observation"))
+    small = discrete_spec(specs.Array((10, 10, 4), np.uint8, name="observation"))
     with pytest.raises(ValueError, match="36x36"):
         package.make_networks(small, config)
     package.make_networks(small, package.AGENT.config_class(torso="impala_resnet"))
