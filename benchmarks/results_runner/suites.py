@@ -167,6 +167,16 @@ CLASSIC = Suite(
     notes=(
         "IMPALA, R2D2 and D4PG have no published figure on these tasks (the zoo has neither agent; its DDPG on "
         "Pendulum-v1, -152.099 ± 94.282 at 20k, is the nearest relative of D4PG, and is not a reference for it).",
+        "R2D2 (cells of 2026-11-27) runs its defaults, tuned on the memory task acmelike/CartPoleNoVelocity-v1: "
+        "sequences of 20 steps (burn-in 4) written every 10, batch 32 and 8 samples per insert, so one SGD step "
+        "per 40 environment steps: about 2,500 learner steps in 100k, where the classic DQN entries take one per "
+        "environment step or more. It learns CartPole-v1 part way (greedy 142.9-474.1 over the five seeds) and "
+        "Acrobot-v1 in three seeds of five (greedy -92.4, -132.8, -221.7); two greedy Acrobot policies stay at -500 "
+        "though their training returns reach the goal: a deterministic policy that loops where a little noise "
+        "escapes. R2D2's exploration is Ape-X's: each actor state draws one epsilon, once, from 0.4 ** (1 + 7 i / 7), "
+        "i = 0..7 (0.4 down to 0.0007), so a one-environment run acts its whole life with the one its seed drew: "
+        "part of the spread between seeds. MountainCar-v0 stays at -200 in every seed. A classic entry with more updates per step is the next thing to try; no figure "
+        "is published to hold it against.",
         "The zoo's figures are evaluation returns of a deterministic policy, so where its step count is our budget "
         "the verdict uses our final policies' greedy returns (20 episodes each); elsewhere (DQN CartPole at 50k) "
         "the training average at that step count. The 9 cells whose run directories were gone (SAC and TD3 on "
