@@ -130,8 +130,9 @@ EXAMPLES = {
                          lambda p, m: p.config.dataset_name == p.config.agent_config.dataset_id == OTHER_DATASET),
     "--list-config": Example(lambda m: ["--list-config"], lambda p, m: "learning_rate" in p.listing),
     "--compilation-cache": Example(lambda m: ["--compilation-cache", "off"], lambda p, m: p.compilation_cache == "off"),
-    "--preset": Example(lambda m: ["--preset", "minatar"],
-                        lambda p, m: _read(p.config, "agent_config").hidden_sizes == (256, 256)
+    # The minatar preset's DQN reads images (torso minatar_conv): on CartPole the command line puts the MLP back.
+    "--preset": Example(lambda m: ["--preset", "minatar"] + ([] if m == "anakin" else ["--config", "torso=mlp"]),
+                        lambda p, m: _read(p.config, "agent_config").learning_rate == (5e-4 if m == "anakin" else 3e-4)
                         and (m == "anakin" or p.config.preset == "minatar")),
 }
 
