@@ -15,7 +15,7 @@ AGENT = AgentDefinition(
     smoke_config=dict(
         num_simulations=4, num_unroll_steps=2, n_step=2, batch_size=4, min_replay_size=4, embedding_size=8,
         hidden_sizes=(16,), num_bins=11,
-        samples_per_insert=1.0,  # one SGD step per 4 environment steps (the default, 16, would be four per step)
+        samples_per_insert=1.0,  # one SGD step per 4 environment steps (the default, 32, would be eight per step)
     ),
 )
 

@@ -103,7 +103,7 @@ class MuZeroConfig:
     importance_sampling_exponent: float = 0.4
     min_replay_size: int = 500
     max_replay_size: int = 100_000
-    samples_per_insert: float = 16.0
+    samples_per_insert: float = 32.0
     samples_per_insert_tolerance_rate: float = 0.1
     replay_table_name: str = "muzero_sequences"
     # Acting.
