@@ -291,6 +291,9 @@ MINATAR = Suite(
         StoredCurve("impala", "Breakout-MinAtar", "benchmarks/curves/impala_minatar_breakout/training.csv",
                     "actor_steps", "mean_return_last_100_episodes",
                     "impala, MinAtar/Breakout-v1 (the MinAtar package), 1 seed, distributed (local_mp, 2 actors)"),
+        StoredCurve("muzero", "Breakout-MinAtar", "benchmarks/curves/muzero_minatar_breakout/training.csv",
+                    "actor_steps", "mean_return_last_100_episodes",
+                    "muzero, MinAtar/Breakout-v1 (the MinAtar package), 1 seed, one process (8 environments)"),
     ),
     notes=(
         "The MinAtar paper (Young & Tian 2019, arXiv:1903.03176) gives DQN as learning curves over 5M frames, not as "
@@ -300,6 +303,12 @@ MINATAR = Suite(
         "(launch/presets/minatar.json says how else the settings differ). IMPALA's curve on Breakout is the one agents/impala/README.md keeps "
         "(benchmarks/curves/impala_minatar_breakout/), trained with the IMPALA ResNet torso on the MinAtar "
         "package's Breakout (the preset's `impala` entry); it is drawn on the Breakout plot, not a cell.",
+        "MuZero's curve on Breakout (issue 24's target) is kept the same way (benchmarks/curves/muzero_minatar_breakout/, "
+        "agents/muzero/README.md): seed 0, one process with 8 environments and --replay local, the preset's `muzero` "
+        "entry, 1M steps on the MinAtar package's Breakout: 16.9 averaged over the last 100 episodes at 1M, 16.1 "
+        "over 20 episodes of its final policy searching without noise, where uniformly random play averages 0.37 "
+        "(500 episodes). Both stored curves come from the MinAtar package, whose Breakout is the game gymnax "
+        "re-implements, not gymnax's code: beside the cells they are a comparison of agents, not of runs.",
         "PPO's references are at 10M steps, ten times our budget, so no verdict. gymnax-blines' PPO settings "
         "(agents/<game>/ppo.yaml) are the preset's but for discount 0.999 (ours 0.99) and a learning-rate warm-up "
         "over the first 5% of updates; both are MLPs of 2 x 256 units on the flattened image.",
