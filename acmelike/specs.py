@@ -47,13 +47,15 @@ def flat_observation_size(spec: EnvironmentSpec, *, agent: str) -> int:
     observations = spec.observations
     dtype = np.dtype(getattr(observations, "dtype", np.object_))
     if not isinstance(observations, specs.Array) or not (np.issubdtype(dtype, np.floating) or dtype == np.bool_):
+        from acmelike.networks.torsos import TORSO_NAMES  # here only: flax need not load for a spec check
+
         raise ValueError(
             f"{agent}'s MLP network needs one floating-point or bool array observation (a gymnasium Box), but the "
             f"environment's observation spec is {observations!r}. Discrete observations (e.g. FrozenLake's, "
             f"Blackjack's) would need a one-hot encoding, which acmelike does not provide yet: choose an environment "
             f"with Box observations (e.g. CartPole-v1, Acrobot-v1). Image frames [height, width, channels] take a "
-            f"conv torso where the agent has one (DQN, PPO, R2D2, IMPALA: --config torso=nature_dqn, impala_resnet "
-            f"or minatar_conv)."
+            f"conv torso where the agent has one (DQN, PPO, R2D2, IMPALA: --config "
+            f"torso={'|'.join(TORSO_NAMES[1:])})."
         )
     return int(np.prod(observations.shape))
 

@@ -92,9 +92,9 @@ def check_image_observations(observation_spec, *, agent: str, torso: str, min_si
         )
 
 
-# name -> the torso; and the smallest image side its kernels and strides take
-_IMAGE_TORSOS = {"nature_dqn": NatureDQNTorso, "impala_resnet": ImpalaResNetTorso, "minatar_conv": MinAtarTorso}
-_MIN_IMAGE_SIZE = {"nature_dqn": 36, "impala_resnet": 8, "minatar_conv": 3}
+# name -> (the torso, the smallest image side its kernels and strides take)
+_IMAGE_TORSOS = {"nature_dqn": (NatureDQNTorso, 36), "impala_resnet": (ImpalaResNetTorso, 8),
+                 "minatar_conv": (MinAtarTorso, 3)}
 TORSO_NAMES = ("mlp",) + tuple(_IMAGE_TORSOS)
 
 
@@ -112,6 +112,7 @@ def make_torso(name: str, observation_spec, *, agent: str, hidden_sizes=(64,)) -
 
         return MLP(tuple(hidden_sizes), activate_final=True)
     if name in _IMAGE_TORSOS:
-        check_image_observations(observation_spec, agent=agent, torso=name, min_size=_MIN_IMAGE_SIZE[name])
-        return _IMAGE_TORSOS[name]()
+        torso, min_size = _IMAGE_TORSOS[name]
+        check_image_observations(observation_spec, agent=agent, torso=name, min_size=min_size)
+        return torso()
     raise ValueError(f"{agent}: unknown torso {name!r}; choose one of {TORSO_NAMES}.")
