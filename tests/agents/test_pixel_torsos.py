@@ -36,7 +36,10 @@ def test_dqn_and_ppo_read_minatar_frames_through_a_conv_torso(torso):
     q_values = q_network.apply(params, frames)
     assert q_values.shape == (2, 3) and bool(jnp.all(jnp.isfinite(q_values)))
     network = ppo.make_networks(MINATAR, ppo.PPOConfig(torso=torso)).network
-    logits, values = network.apply(network.init(jax.random.PRNGKey(0)), frames)
+    ppo_params = network.init(jax.random.PRNGKey(0))
+    paths = [jax.tree_util.keystr(path) for path, _ in jax.tree_util.tree_flatten_with_path(ppo_params)[0]]
+    assert any("Conv_0" in path for path in paths), paths  # the conv torso, not the MLPs on the flattened frame
+    logits, values = network.apply(ppo_params, frames)
     assert logits.shape == (2, 3) and values.shape == (2,)
     # The policy head starts near uniform (orthogonal init scaled by 0.01), as the MLP's does.
     assert float(jnp.max(jnp.abs(jax.nn.softmax(logits) - 1 / 3))) < 0.05
