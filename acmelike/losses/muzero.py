@@ -31,7 +31,8 @@ class UnrollTargets(NamedTuple):
     values: jax.Array  # [K + 1] n-step returns z_k at unroll steps k = 0 .. K
     value_mask: jax.Array  # [K + 1] 1 where step k is in the first row's episode and z_k is known
     rewards: jax.Array  # [K] r_k, the reward after the action of step k
-    policy_mask: jax.Array  # [K + 1] 1 where step k took an action in the first row's episode (also r_k's mask)
+    reward_mask: jax.Array  # [K] 1 where step k took an action in the first row's episode or is past its termination
+    policy_mask: jax.Array  # [K + 1] 1 where step k took an action in the first row's episode
 
 
 def unroll_targets(
@@ -53,10 +54,14 @@ def unroll_targets(
       z_t   = r_t + gamma_t [(1 - c_t) v_{t + 1} + c_t z_{t + 1}], at most n rewards, then v  (`rlax`'s n-step)
       c_t   = 0 where row t + 1 is its episode's last row: z_t bootstraps from that last observation (times
               gamma_t: 0 after a termination, kept after a truncation), so two episodes' rewards never mix.
-    The unroll's step k is row k while no episode starts in rows 1 .. k (alive_k). Masks:
-      policy_mask_k = alive_k and row k took an action (also the mask of r_k, the reward step k predicts);
-      value_mask_k  = policy_mask_k, or alive_k and row k is the last row after a termination (z_k = 0 there:
-                      the model learns that nothing follows); after a truncation the value there is unknown.
+    The unroll's step k is row k while no episode starts in rows 1 .. k (alive_k). Past a termination the unroll
+    goes on in an absorbing state (the paper's treatment of episode ends): from the episode's last row on, whatever
+    the stored actions (the next episode's), every value and reward target is 0, so the model learns that nothing
+    follows an end, and a search that looks past one sees it. After a truncation nothing is known past the end.
+    Masks:
+      policy_mask_k = alive_k and row k took an action (an absorbing state has no policy to learn);
+      reward_mask_k = policy_mask_k, or step k is past a termination (r_k = 0);
+      value_mask_k  = policy_mask_k, or step k is past a termination (z_k = 0).
     All outputs are stopped from gradients.
 
     Args:
@@ -83,11 +88,14 @@ def unroll_targets(
     k = num_unroll_steps
     alive = jnp.cumprod(jnp.concatenate([jnp.ones((1,), jnp.float32), acted[:k]]))  # [K + 1]: no start in 1 .. k
     policy_mask = alive * acted[: k + 1]
-    terminated = jnp.concatenate([jnp.zeros((1,), jnp.float32), (discounts[:k] == 0).astype(jnp.float32)])
-    value_mask = jnp.maximum(policy_mask, alive * (1.0 - acted[: k + 1]) * terminated)
-    return jax.lax.stop_gradient(
-        UnrollTargets(values=returns[: k + 1], value_mask=value_mask, rewards=rewards[:k], policy_mask=policy_mask)
-    )
+    terminal_action = policy_mask[:k] * (discounts[:k] == 0).astype(jnp.float32)  # [K]: step k's action ended it
+    absorbing = jnp.minimum(jnp.cumsum(jnp.concatenate([jnp.zeros((1,), jnp.float32), terminal_action])), 1.0)
+    values = jnp.where(absorbing > 0, 0.0, returns[: k + 1])
+    unroll_rewards = jnp.where(absorbing[:k] > 0, 0.0, rewards[:k])
+    return jax.lax.stop_gradient(UnrollTargets(
+        values=values, value_mask=jnp.maximum(policy_mask, absorbing), rewards=unroll_rewards,
+        reward_mask=jnp.maximum(policy_mask[:k], absorbing[:k]), policy_mask=policy_mask,
+    ))
 
 
 def scale_gradient(x: jax.Array, scale: float) -> jax.Array:

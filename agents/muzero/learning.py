@@ -101,7 +101,7 @@ def make_loss_fn(networks: MuZeroNetworks, config: MuZeroConfig):
         value_loss = masked_cross_entropy(
             unroll.value_logits, networks.transform.apply(targets.values), targets.value_mask)
         reward_loss = masked_cross_entropy(
-            unroll.reward_logits, networks.transform.apply(targets.rewards), targets.policy_mask[:, :k])
+            unroll.reward_logits, networks.transform.apply(targets.rewards), targets.reward_mask)
         per_sequence = (jnp.sum(policy_loss, -1) + config.value_loss_weight * jnp.sum(value_loss, -1)
                         + jnp.sum(reward_loss, -1)) / (k + 1)
         # Prioritized replay correction (Schaul et al., 2015), normalised by its max for stability.

@@ -126,16 +126,38 @@ def test_targets_bootstrap_n_steps_ahead_and_stop_at_the_episode_end(truncated):
     rewards, discounts, values, starts = _hand_built_sequence(truncated)
     targets = _targets(rewards, discounts, values, starts, 4, 3)
     expected = _reference_targets(rewards, discounts, values, starts, k=4, n=3)
-    np.testing.assert_allclose(targets.values, expected, rtol=1e-6)
+    np.testing.assert_allclose(targets.values[:4], expected[:4], rtol=1e-6)  # step 4: the next episode, below
     # By hand: row 0 sums three rewards and bootstraps from row 3 (the last observation: 0 after termination).
     tail = 0.0 if truncated is False else GAMMA**3 * 8.0
     np.testing.assert_allclose(targets.values[0], 1 + GAMMA * 2 + GAMMA**2 * 3 + tail, rtol=1e-6)
     np.testing.assert_allclose(targets.values[2], 3 + (GAMMA * 8.0 if truncated else 0.0), rtol=1e-6)
-    np.testing.assert_allclose(targets.rewards, rewards[:4])
-    # Steps 0-2 act in row 0's episode; step 3 is its last observation (value 0 known only after a termination);
-    # step 4 is the next episode, past the end.
+    # Steps 0-2 act in row 0's episode; step 3 is its last observation, step 4 the next episode's first. After a
+    # termination both are the absorbing state (value and reward 0, whatever the next episode holds); after a
+    # truncation nothing past the end is known.
     np.testing.assert_array_equal(targets.policy_mask, [1, 1, 1, 0, 0])
-    np.testing.assert_array_equal(targets.value_mask, [1, 1, 1, 0 if truncated else 1, 0])
+    if truncated:
+        np.testing.assert_allclose(targets.rewards, rewards[:4])
+        np.testing.assert_array_equal(targets.reward_mask, [1, 1, 1, 0])
+        np.testing.assert_array_equal(targets.value_mask, [1, 1, 1, 0, 0])
+    else:
+        np.testing.assert_allclose(targets.values[3:], 0.0)
+        np.testing.assert_allclose(targets.rewards, [1.0, 2.0, 3.0, 0.0])
+        np.testing.assert_array_equal(targets.reward_mask, 1.0)
+        np.testing.assert_array_equal(targets.value_mask, 1.0)
+
+
+def test_the_unroll_stays_absorbing_past_a_termination_into_the_next_episode():
+    """K = 4 from a row two steps before a termination: steps 2-4 are absorbing although the next episode, with
+    rewards of 10 and more, starts in row 3."""
+    rewards = np.array([1.0, 1.0, 0.0, 10.0, 20.0, 30.0, 40.0, 50.0], np.float32)
+    discounts = np.array([GAMMA, 0.0, 0.0, GAMMA, GAMMA, GAMMA, GAMMA, GAMMA], np.float32)
+    starts = np.array([False, False, False, True, False, False, False, False])
+    targets = _targets(rewards, discounts, np.full(8, 7.0, np.float32), starts, 4, 3)
+    np.testing.assert_allclose(targets.values, [1.0 + GAMMA, 1.0, 0.0, 0.0, 0.0], rtol=1e-6)
+    np.testing.assert_allclose(targets.rewards, [1.0, 1.0, 0.0, 0.0])
+    np.testing.assert_array_equal(targets.policy_mask, [1, 1, 0, 0, 0])
+    np.testing.assert_array_equal(targets.value_mask, 1.0)
+    np.testing.assert_array_equal(targets.reward_mask, 1.0)
 
 
 def test_targets_inside_one_episode_are_plain_n_step_returns():
@@ -155,6 +177,7 @@ def test_a_sequence_starting_at_an_episodes_last_observation_teaches_nothing():
     targets = _targets(np.ones(6), np.full(6, GAMMA), np.ones(6), starts, 2, 3)
     np.testing.assert_array_equal(targets.policy_mask, 0.0)
     np.testing.assert_array_equal(targets.value_mask, 0.0)
+    np.testing.assert_array_equal(targets.reward_mask, 0.0)
 
 
 def test_unroll_targets_needs_k_plus_n_plus_one_rows():
