@@ -81,7 +81,7 @@ class MuZeroConfig:
     visit_temperature: float = 1.0
     # Learning.
     num_unroll_steps: int = 5
-    n_step: int = 10
+    n_step: int = 30
     discount: float = 0.99
     value_bootstrap: str = "target_network"
     reanalyse_fraction: float = 0.0
