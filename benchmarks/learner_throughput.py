@@ -6,8 +6,8 @@ end; the learner shell also pulls from an iterator, checks the loss for NaN, cou
 learner / bare is the shell's cost (goal: >= 0.95). Compile time is measured separately from run time.
 SAC (batch 256, 256x256 policy and twin critics, three optimisers in one TrainingState) runs on a Pendulum-like
 spec (3-d observations, one action in [-2, 2]) with its default number of SGD steps fused per learner step; so
-does MPO (batch 256, 128x128 MLPs, 20 sampled actions per state, policy, critic and dual optimisers). MuZero (64
-sequences x 16 steps: K = 5 unroll steps, n = 10, 1 bootstrap step, with the search's `action_weights` and
+does MPO (batch 256, 128x128 MLPs, 20 sampled actions per state, policy, critic and dual optimisers). MuZero (its
+defaults: 64 sequences x 36 steps: K = 5 unroll steps, n = 30, 1 bootstrap step, with the search's `action_weights` and
 `root_value` as extras) runs on CartPole-shaped steps; its update unrolls the model's MLPs K steps.
 R2D2 (64 sequences x 80 steps: burn-in 40, trace 39, 1 bootstrap step) and IMPALA (32 x 20, +1 bootstrap step) run
 on Atari-shaped batches: 84x84x4 uint8 frames through the Nature-DQN conv torso and a 512-unit LSTM. On a CPU one
