@@ -29,10 +29,10 @@ class UnrollTargets(NamedTuple):
     """Targets of one K-step unroll from a sequence's first row, and where each loss applies (masks in {0, 1})."""
 
     values: jax.Array  # [K + 1] n-step returns z_k at unroll steps k = 0 .. K
-    value_mask: jax.Array  # [K + 1] 1 where step k is in the first row's episode and z_k is known
+    value_mask: jax.Array  # [K + 1] 1 where step k acted in the first row's episode or is past its termination
     rewards: jax.Array  # [K] r_k, the reward after the action of step k
-    reward_mask: jax.Array  # [K] 1 where step k took an action in the first row's episode or is past its termination
-    policy_mask: jax.Array  # [K + 1] 1 where step k took an action in the first row's episode
+    reward_mask: jax.Array  # [K] the same for r_k
+    policy_mask: jax.Array  # [K + 1] 1 where step k acted in the first row's episode
 
 
 def unroll_targets(
