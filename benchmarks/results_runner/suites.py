@@ -254,7 +254,7 @@ MUJOCO = Suite(
         "6,515 ± 514, with rl-baselines3-zoo's settings): a hyperparameter and warm-up difference, not a bug; "
         "agents/sac/README.md has the runs. Under the zoo's settings SBX's SAC follows the same curve (seed 0: 4,787, "
         "deterministic 5,160; ours with the zoo's uniform warm-up 4,339 and 4,809; "
-        "benchmarks/results_runner/peer_sbx_sac.py). Tianshou's recipe (learning rate 1e-3, temperature fixed at 0.2, "
+        "benchmarks/results_runner/peer_sbx.py --agent sac). Tianshou's recipe (learning rate 1e-3, temperature fixed at 0.2, "
         "10k uniformly random actions first) is the preset's now; rerun with it, the three seeds return 6,586.7 ± 291.4 deterministically at 100k "
         "(training 5,774.9 ± 282.4): within 1 std of Tianshou's figure at its 110k steps.",
         "Open finding, TD3 on HalfCheetah-v5 (seed 0 so far, **below**: deterministic 3,750.2 against 5,336 ± 376) "
