@@ -268,6 +268,11 @@ MUJOCO = Suite(
         "critics regressed every step, the policy and Polyak targets every second step, the deterministic policy "
         "gradient through the first critic): no difference found. Not tried: PyTorch's default initialisation "
         "(Tianshou's; ours and SBX's are flax's) and Tianshou's 1M-step schedule.",
+        "Finding, TD3 on Walker2d-v5 (seeds 0-1, **below** by a hair: deterministic 307.4 ± 6.5 against 483 ± 174; "
+        "training 345.2 ± 15.2, best 571.9 ± 110.0): a budget difference. Our 100k steps are Tianshou's 75k point "
+        "(its 25k-step warm-up comes before its axis), 372.7 ± 84.5 in its CSV (examples/mujoco/benchmark/"
+        "Walker2d-v3/td3/test_rew_10seeds.csv), within 1 std of ours; its 100k row is a peak (95k 372.0, 105k "
+        "434.0, 110k 399.9).",
         "Finding, SAC on Hopper-v5 (**below**: deterministic 1,062.7 ± 108.9 over 3 seeds against 2,613 ± 991; "
         "training 1,387.6 ± 84.6): a budget difference and the reference's spread, no bug found. Tianshou's axis "
         "starts after its 10k-step warm-up, so our 100k steps are its 90k point, 1,765.9 ± 1,035.9 in its CSV "
