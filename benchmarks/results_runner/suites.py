@@ -268,8 +268,8 @@ MUJOCO = Suite(
         "critics regressed every step, the policy and Polyak targets every second step, the deterministic policy "
         "gradient through the first critic): no difference found. Not tried: PyTorch's default initialisation "
         "(Tianshou's; ours and SBX's are flax's) and Tianshou's 1M-step schedule.",
-        "Finding, TD3 on Walker2d-v5 (seeds 0-1, **below** by a hair: deterministic 307.4 ± 6.5 against 483 ± 174; "
-        "training 345.2 ± 15.2, best 571.9 ± 110.0): a budget difference. Our 100k steps are Tianshou's 75k point "
+        "Finding, TD3 on Walker2d-v5 (3 seeds, **below**: deterministic 295.4 ± 17.8 against 483 ± 174; "
+        "training 330.9 ± 23.7, best 509.7 ± 125.7): a budget difference. Our 100k steps are Tianshou's 75k point "
         "(its 25k-step warm-up comes before its axis), 372.7 ± 84.5 in its CSV (examples/mujoco/benchmark/"
         "Walker2d-v3/td3/test_rew_10seeds.csv), within 1 std of ours; its 100k row is a peak (95k 372.0, 105k "
         "434.0, 110k 399.9).",
