@@ -44,13 +44,26 @@ def make_model(agent: str, env, seed: int):
         return SAC("MlpPolicy", env, learning_starts=10_000, seed=seed, verbose=0)
     from sbx import TD3
     from stable_baselines3.common.noise import NormalActionNoise
+    preset = mujoco_preset("td3")  # read, not copied, so the peer cannot drift from the cells it is set beside
+    if preset["policy_learning_rate"] != preset["critic_learning_rate"] or (
+            preset["policy_hidden_sizes"] != preset["critic_hidden_sizes"]):
+        raise ValueError("SBX's TD3 takes one learning rate and one net_arch; the mujoco preset's TD3 has two.")
     size = env.action_space.shape[0]
-    return TD3(
-        "MlpPolicy", env, learning_rate=3e-4, buffer_size=1_000_000, learning_starts=25_000, batch_size=256,
-        tau=0.005, gamma=0.99, train_freq=1, gradient_steps=1, policy_delay=2, target_policy_noise=0.2,
-        target_noise_clip=0.5, action_noise=NormalActionNoise(np.zeros(size), np.full(size, 0.1)),
-        policy_kwargs={"net_arch": [256, 256]}, seed=seed, verbose=0,
+    noise = preset["exploration_noise"]
+    return TD3(  # smoothing 0.2 clipped at 0.5 and policy delay 2: TD3Config's defaults, which the preset keeps
+        "MlpPolicy", env, learning_rate=preset["policy_learning_rate"], buffer_size=preset["max_replay_size"],
+        learning_starts=preset["random_warmup_steps"], batch_size=preset["batch_size"], tau=preset["tau"],
+        gamma=preset["discount"], train_freq=1, gradient_steps=1, policy_delay=2, target_policy_noise=0.2,
+        target_noise_clip=0.5, action_noise=NormalActionNoise(np.zeros(size), np.full(size, noise)),
+        policy_kwargs={"net_arch": list(preset["policy_hidden_sizes"])}, seed=seed, verbose=0,
     )
+
+
+def mujoco_preset(agent: str) -> dict:
+    """`agent`'s config in launch/presets/mujoco.json (plain JSON: the SBX venv need not import acmelike)."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open(os.path.join(root, "launch", "presets", "mujoco.json")) as f:
+        return json.load(f)["agents"][agent]["config"]
 
 
 def main() -> None:
