@@ -277,7 +277,8 @@ def provenance() -> Dict[str, Any]:
             pass
     status = git("status", "--porcelain", "--untracked-files=no")
     return {
-        "commit": git("rev-parse", "HEAD"),
+        # A tree copied without .git (a cluster node, an accelerator machine) names its commit in RESULTS_COMMIT.
+        "commit": git("rev-parse", "HEAD") or os.environ.get("RESULTS_COMMIT"),
         "dirty": bool(status) if status is not None else None,
         "packages": versions,
         "machine": machine_info(),

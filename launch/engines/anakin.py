@@ -267,6 +267,8 @@ def run_anakin(config: AnakinConfig) -> Dict[str, Any]:
             if target is not None and all(log.tracker.is_full and log.tracker.average >= target for log in logs):
                 break
     wall_seconds = time.time() - start
+    # The wall seconds mean little without the chip: "cpu: cpu", "gpu: NVIDIA H200", ...
+    device = f"{jax.default_backend()}: {jax.devices()[0].device_kind}"
 
     summaries = []
     for log in logs:
@@ -276,6 +278,7 @@ def run_anakin(config: AnakinConfig) -> Dict[str, Any]:
         summary = run_summary(
             label, log.tracker, counts, wall_seconds,
             launch="anakin", num_envs=agent.num_envs, num_seeds=num_seeds, compile_seconds=round(compile_seconds, 2),
+            device=device,
             interrupted=stop.requested, **({"signal": stop.signal_name} if stop.requested else {}),
         )
         summaries.append(summary)

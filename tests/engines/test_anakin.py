@@ -136,7 +136,7 @@ def test_anakin_writes_the_runners_summary_and_learning_curve(ppo_two_seeds):
             seed_summary = json.load(f)
         for key in ("agent", "env", "env_steps", "wall_seconds", "average_return_last_20", "threshold",
                     "steps_to_threshold", "steps_per_second", "learner_steps", "episodes", "seed", "config", "launch",
-                    "compile_seconds"):
+                    "compile_seconds", "device"):
             assert key in seed_summary, key
         assert seed_summary["threshold"] == 475.0  # gymnasium's CartPole-v1 reward_threshold
         assert seed_summary["agent"] == "ppo" and seed_summary["env"] == CARTPOLE and seed_summary["seed"] == seed
