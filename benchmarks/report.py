@@ -25,6 +25,7 @@ ORDER = [
     "batched_acting",
     "anakin_ppo",
     "anakin_replay",
+    "anakin_conv_torso",
     "distributed_scaling",
     "engine_overhead",
     "central_inference",

@@ -32,6 +32,7 @@ BENCHMARKS = [
     "batched_acting",
     "anakin_ppo",
     "anakin_replay",
+    "anakin_conv_torso",
     "distributed_scaling",
     "engine_overhead",
     "central_inference",

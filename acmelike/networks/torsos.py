@@ -30,6 +30,32 @@ class NatureDQNTorso(nn.Module):
         return nn.relu(nn.Dense(self.output_size)(x))
 
 
+class _PatchConv(nn.Module):
+    """A stride-1, unpadded convolution computed as one matrix product over the image's k x k patches, with
+    `nn.Conv`'s parameters (kernel [k, k, C, F], bias [F]) and initialisers: the same function of the same
+    parameters.
+
+    Why: the Anakin runner vmaps training over seeds, and a vmapped `nn.Conv` (one kernel per seed) becomes a
+    grouped convolution, which CPU XLA runs slowly: for the MinAtar torso's gradient on a batch of 32 frames,
+    10.3 ms for 5 seeds against 4.1 ms as a batched matrix product (1.2 ms either way for one seed).
+    """
+
+    features: int
+    kernel_size: int
+
+    @nn.compact
+    def __call__(self, x: jax.Array) -> jax.Array:
+        k, channels = self.kernel_size, x.shape[-1]
+        kernel = self.param("kernel", nn.initializers.lecun_normal(), (k, k, channels, self.features))
+        bias = self.param("bias", nn.initializers.zeros_init(), (self.features,))
+        height, width = x.shape[-3] - k + 1, x.shape[-2] - k + 1
+        # Patch features ordered (row, column, channel), as the kernel's leading axes flatten.
+        patches = jnp.concatenate(
+            [x[..., i:i + height, j:j + width, :] for i in range(k) for j in range(k)], axis=-1
+        )
+        return patches @ jnp.reshape(kernel, (k * k * channels, self.features)) + bias
+
+
 class MinAtarTorso(nn.Module):
     """Young & Tian (2019), the network of the MinAtar paper's DQN: one conv 16x3x3/1 (no padding), ReLU, then a
     dense layer of 128, ReLU. Sized for MinAtar's 10x10 frames, where Nature-DQN's 8x8/4 stride does not fit.
@@ -40,7 +66,8 @@ class MinAtarTorso(nn.Module):
 
     @nn.compact
     def __call__(self, images: jax.Array) -> jax.Array:
-        x = nn.relu(nn.Conv(self.features, (3, 3), (1, 1), padding="VALID")(_as_float_images(images)))
+        conv = _PatchConv(self.features, 3, name="Conv_0")  # nn.Conv's name: parameters stay interchangeable
+        x = nn.relu(conv(_as_float_images(images)))
         x = jnp.reshape(x, (x.shape[0], -1))
         return nn.relu(nn.Dense(self.output_size)(x))
 
