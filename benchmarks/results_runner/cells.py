@@ -79,6 +79,14 @@ class CellGroup:
                        "--run-dir", run_dir, "--overwrite"]
 
 
+def has_anakin_checkpoint(run_dir: str) -> bool:
+    """Whether `run_dir` holds an Anakin run (`anakin.json`) with a complete checkpoint (a directory under
+    `checkpoints/` not ending in `.tmp`; read from the file system, so the runner imports no JAX)."""
+    checkpoints = os.path.join(run_dir, "checkpoints")
+    return os.path.exists(os.path.join(run_dir, "anakin.json")) and os.path.isdir(checkpoints) and any(
+        not name.endswith(".tmp") for name in os.listdir(checkpoints))
+
+
 def cell_path(out: str, suite: str, agent: str, task: str, seed: int, error: bool = False) -> str:
     """`<out>/<suite>/cells/<agent>/<task>/seed_<n>.json` (`.error.json` for a failed cell)."""
     suffix = ".error.json" if error else ".json"
@@ -114,11 +122,14 @@ def run_group(group: CellGroup, out: str, runs: str, jobs: int = 1) -> Dict[int,
     run_dir = group.run_dir(runs)
     os.makedirs(os.path.dirname(run_dir), exist_ok=True)
     argv = group.command(shown(run_dir))  # the child runs in the repository: the command reads as a user's
+    # An Anakin group stopped part way (a signal, a session's end) left a checkpoint: it continues from there.
+    resumed = group.suite.launch == "anakin" and has_anakin_checkpoint(run_dir)
+    run_argv = ["--resume", shown(run_dir), "--progress-seconds", "60"] if resumed else argv
     log_path = run_dir + ".log"
     started = datetime.datetime.now(datetime.timezone.utc)
     start = time.time()
-    with open(log_path, "w") as log:
-        process = subprocess.Popen([sys.executable, "-m", "launch", *argv], cwd=REPO, stdout=log,
+    with open(log_path, "a" if resumed else "w") as log:
+        process = subprocess.Popen([sys.executable, "-m", "launch", *run_argv], cwd=REPO, stdout=log,
                                    stderr=subprocess.STDOUT, env=_environment())
         _, status, usage = os.wait4(process.pid, 0)
     process.returncode = os.waitstatus_to_exitcode(status)
@@ -132,6 +143,7 @@ def run_group(group: CellGroup, out: str, runs: str, jobs: int = 1) -> Dict[int,
         "budget_steps": group.task.steps,
         "return_window": group.task.return_window,
         "command": ["python", "-m", "launch", *argv],
+        **({"resumed_with": ["python", "-m", "launch", *run_argv]} if resumed else {}),
         "seeds_in_process": list(group.seeds),
         "parallel_jobs": jobs,
         "exit_code": process.returncode,

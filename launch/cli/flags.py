@@ -101,13 +101,9 @@ FLAGS: Dict[str, FlagRule] = {
     "--seeds": FlagRule(
         ("anakin",), "{flag} trains several seeds in one vmapped call, with --launch anakin only: give one --seed",
     ),
-    "--checkpoint-every": FlagRule(
-        ONLINE + ("offline",), "an Anakin run is one jitted function and keeps no checkpoints: drop {flag}",
-    ),
+    "--checkpoint-every": FlagRule(MODES),
     "--tensorboard": FlagRule(MODES),
-    "--resume": FlagRule(
-        ONLINE + ("offline",), "an Anakin run keeps no checkpoints to resume: start it again without {flag}",
-    ),
+    "--resume": FlagRule(MODES),
     # --dataset makes the mode offline: given with --launch, --launch is the flag refused.
     "--dataset": FlagRule(("offline",)),
     "--preset": FlagRule(

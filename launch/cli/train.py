@@ -30,7 +30,7 @@ import launch  # noqa: F401  (orders the JAX/TensorFlow imports before anything 
 from acmelike import compilation_cache
 from acmelike.checkpointing import CheckpointError
 from launch.cli.flags import DISTRIBUTED, FLAGS, refusal
-from launch.engines.anakin import config_from_arguments, run_anakin
+from launch.engines.anakin import config_from_arguments, is_anakin_run, read_anakin_config, run_anakin
 from launch.engines.distributed.launcher import LAUNCH_TYPES, run_distributed
 from launch.engines.distributed.ray_engine import RayOptions, parse_resources
 from launch.engines.distributed.supervisor import DistributedRunError
@@ -224,6 +224,8 @@ def plan(argv: Optional[Sequence[str]] = None) -> RunPlan:
     mistake is a parser error: SystemExit(2), with a message on stderr naming the flag."""
     parser = make_parser()
     args, given = parser.read(argv)
+    if args.resume and is_anakin_run(args.resume):
+        return _plan_anakin_resume(parser, args, given, args.launch or "anakin")
     # A resumed run's mode is its own, unless the command line names one (then the two must agree, below).
     saved = _read_saved(parser, args.resume) if args.resume and not (args.dataset or args.launch) else None
     mode = "offline" if args.dataset else args.launch or (saved.mode if saved else "single")
@@ -255,6 +257,30 @@ def plan(argv: Optional[Sequence[str]] = None) -> RunPlan:
         parser.error(f"--stop-at-return in mode {mode} needs --eval-every > 0: evaluation rounds decide the stop.")
     ray_options = _ray_options(parser, args) if mode == "ray" else None
     return RunPlan(mode, config=config, options=options, ray_options=ray_options, overwrite=args.overwrite,
+                   compilation_cache=args.compilation_cache)
+
+
+# What a resumed Anakin run may change: how it reports and saves, not what it computes.
+_ANAKIN_RESUME_FLAGS = {"--resume", "--launch", "--progress-seconds", "--checkpoint-every", "--compilation-cache"}
+
+
+def _plan_anakin_resume(parser, args, given: FrozenSet[str], mode: str) -> RunPlan:
+    """`--resume RUN_DIR` of an Anakin run: its `anakin.json`, with the progress and checkpoint period given."""
+    if mode != "anakin" and "--launch" in given:
+        parser.error(f"--resume {args.resume}: that run was launched with --launch anakin, and its checkpoints hold "
+                     f"what that runner saves: leave --launch out to resume it as it was launched.")
+    others = sorted(given - _ANAKIN_RESUME_FLAGS)
+    if others:
+        parser.error(f"--resume {args.resume} continues that Anakin run as it was started ({args.resume}/anakin.json): "
+                     f"drop {', '.join(others)} (only --progress-seconds and --checkpoint-every may change).")
+    changes = {"progress_period_s": args.progress_seconds}
+    if "--checkpoint-every" in given:
+        changes["checkpoint_every_minutes"] = args.checkpoint_every
+    try:
+        config = read_anakin_config(args.resume, **changes)
+    except (CheckpointError, ValueError) as error:
+        parser.error(str(error))
+    return RunPlan("anakin", config=config, options=RunOptions(resume=True, launch="anakin"),
                    compilation_cache=args.compilation_cache)
 
 

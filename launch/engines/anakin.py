@@ -7,11 +7,17 @@ batch of environments (`vmap`, `lax.scan` over steps) and applies the agent's ow
 turns episode returns into the same logs, learning curve and summary as the other runners, prints progress and
 checks `stop_at_average_return`. Nothing here imports Reverb, TensorFlow or Launchpad.
 
+With a run directory and `checkpoint_every_minutes`, every seed's whole carry (learner state, environments,
+on-device replay, keys) and the logs' counts are saved between calls (`<run_dir>/checkpoints/`, also at Ctrl-C or
+SIGTERM); `resume=True` continues from the latest one, and the resumed run computes what the uninterrupted run
+would have (the same calls in the same order).
+
     summaries = run_anakin(AnakinConfig(agent="ppo", environment="gymnax/CartPole-v1",
                                         max_num_actor_steps=500_000, seeds=(0, 1, 2, 3)))
 """
 
 import dataclasses
+import json
 import os
 import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -24,12 +30,17 @@ from acmelike.anakin import (GYMNAX_PREFIX, JAXMARL_PREFIX, JaxEnvironment, make
                              make_jaxmarl_environment)
 from acmelike.anakin.jaxmarl import check_jaxmarl_id
 from acmelike.anakin.agent import AnakinAgent, IterationOutputs
+from acmelike.checkpointing import (CheckpointError, Checkpointer, check_metadata, latest_checkpoint,
+                                    read_json_state, read_metadata)
+from acmelike.core import Saveable
 from acmelike.learners import NonFiniteLossError
 from acmelike.loggers import CSVLogger, Dispatcher, NoOpLogger, TensorBoardLogger
 from acmelike.loggers.plotting import plot_run_learning_curve
 from launch.experiments.interrupts import StopRequests
 from launch.experiments.make import environment_threshold, make_agent_config
 from launch.experiments.summaries import ReturnTracker, average_return, run_summary, write_summary
+from launch.lifecycle.logs import log_sizes, truncate_logs
+from launch.lifecycle.run_directory import DEFAULT_CHECKPOINT_MINUTES
 from launch.registry import agent_definition, anakin_agents
 
 
@@ -74,6 +85,10 @@ class AnakinConfig:
       iterations_per_call: iterations scanned per jitted call (progress and early stopping happen between calls).
       progress_period_s: seconds between progress lines (0: none).
       tensorboard: also write TensorBoard event files (`<seed's run_dir>/tensorboard/`); needs `run_dir`.
+      checkpoint_every_minutes: minutes between checkpoints in `<run_dir>/checkpoints/` (one also when a signal
+        stops the run); None: none. Needs `run_dir`.
+      resume: continue from the latest checkpoint in `run_dir` (CheckpointError if there is none, or if it is
+        another run's: agent, environment, seeds, budget and agent config must be the same).
     """
 
     agent: str
@@ -88,6 +103,8 @@ class AnakinConfig:
     iterations_per_call: int = 64
     progress_period_s: float = 5.0
     tensorboard: bool = False
+    checkpoint_every_minutes: Optional[float] = None
+    resume: bool = False
 
     def __post_init__(self):
         if self.agent not in anakin_agents():
@@ -105,6 +122,11 @@ class AnakinConfig:
             raise ValueError(f"AnakinConfig.iterations_per_call must be >= 1, got {self.iterations_per_call}.")
         if self.tensorboard and not self.run_dir:
             raise ValueError("AnakinConfig.tensorboard writes under run_dir: set run_dir (--run-dir DIR) too.")
+        if (self.checkpoint_every_minutes is not None or self.resume) and not self.run_dir:
+            raise ValueError("AnakinConfig checkpoints live in run_dir: set run_dir (--run-dir DIR) too.")
+        if self.checkpoint_every_minutes is not None and not self.checkpoint_every_minutes > 0:
+            raise ValueError(f"AnakinConfig.checkpoint_every_minutes must be > 0, got "
+                             f"{self.checkpoint_every_minutes}.")
 
     @property
     def resolved_agent_config(self) -> Any:
@@ -170,25 +192,41 @@ def make_chunk(agent: AnakinAgent, length: int, may_skip: bool = True):
     return jax.jit(jax.vmap(one_seed, in_axes=(0, None)), donate_argnums=0)
 
 
+def compile_chunk(agent: AnakinAgent, length: int, total: int, carries):
+    """The compiled `make_chunk` of a run of `total` iterations in calls of `length` (skips only if they do not
+    divide), for `carries` shaped as the run's."""
+    return make_chunk(agent, length, may_skip=total % length != 0).lower(carries, length).compile()
+
+
 class _SeedLog:
     """One seed's episodes: ReturnTracker, actor.csv / learner.csv rows (and TensorBoard scalars), counts."""
 
-    def __init__(self, seed: int, directory: Optional[str], tracker: ReturnTracker, tensorboard: bool = False):
+    def __init__(self, seed: int, directory: Optional[str], tracker: ReturnTracker, tensorboard: bool = False,
+                 resumed: bool = False):
         self.seed = seed
         self.directory = directory
         self.tracker = tracker
         self.actor_steps = 0
         self.learner_steps = 0
-        self.actor_log = self._logger("actor", "actor_steps", tensorboard)
-        self.learner_log = self._logger("learner", "learner_steps", tensorboard)
+        self.actor_log = self._logger("actor", "actor_steps", tensorboard, resumed)
+        self.learner_log = self._logger("learner", "learner_steps", tensorboard, resumed)
 
-    def _logger(self, label: str, step_key: str, tensorboard: bool):
+    def _logger(self, label: str, step_key: str, tensorboard: bool, resumed: bool):
         if not self.directory:
             return NoOpLogger()
+        csv_logger = CSVLogger(self.directory, label, append=resumed)
         if not tensorboard:
-            return CSVLogger(self.directory, label)
-        return Dispatcher([CSVLogger(self.directory, label),
+            return csv_logger
+        return Dispatcher([csv_logger,
                            TensorBoardLogger(os.path.join(self.directory, "tensorboard"), label, step_key=step_key)])
+
+    def save(self) -> Dict[str, Any]:
+        return {"seed": self.seed, "actor_steps": self.actor_steps, "learner_steps": self.learner_steps,
+                "tracker": self.tracker.save()}
+
+    def restore(self, state: Dict[str, Any]) -> None:
+        self.actor_steps, self.learner_steps = int(state["actor_steps"]), int(state["learner_steps"])
+        self.tracker.restore(state["tracker"])
 
     def add(self, outputs: IterationOutputs) -> None:
         """This seed's outputs of one call: episode_return and real [I, K, B] (rows of iterations in order),
@@ -229,44 +267,70 @@ def run_anakin(config: AnakinConfig) -> Dict[str, Any]:
     whole vmapped run's `wall_seconds` and `compile_seconds`.
     """
     start = time.time()
+    if config.resume:
+        latest_checkpoint_of(config)  # before anything compiles: a run with no checkpoint is a clear error
     agent = make_agent(config)
     num_seeds = len(config.seeds)
     total = max(1, config.max_num_actor_steps // agent.rows_per_iteration)
     length = min(config.iterations_per_call, total)
 
+    if config.run_dir and not config.resume:
+        write_anakin_config(config)
+
     compile_start = time.time()
     keys = jnp.stack([jax.random.PRNGKey(seed) for seed in config.seeds])
     init = jax.jit(jax.vmap(agent.init))
     carries = init(keys)
-    chunk = make_chunk(agent, length, may_skip=total % length != 0).lower(carries, length).compile()
+    chunk = compile_chunk(agent, length, total, carries)
     compile_seconds = time.time() - compile_start
 
     threshold = config.resolved_threshold
+    resumed_from = _resume_logs(config) if config.resume else None
     logs = [
-        _SeedLog(seed, _seed_dir(config, seed), ReturnTracker(config.return_window, threshold), config.tensorboard)
+        _SeedLog(seed, _seed_dir(config, seed), ReturnTracker(config.return_window, threshold), config.tensorboard,
+                 resumed=resumed_from is not None)
         for seed in config.seeds
     ]
-    done, last_print, target = 0, time.time(), config.stop_at_average_return
-    # Ctrl-C / SIGTERM end the run after the jitted call in flight: logs, summaries and curves are still written.
+    state = _RunState(carries, logs)
+    checkpointer = None
+    if config.checkpoint_every_minutes is not None or config.resume:
+        checkpointer = Checkpointer(
+            os.path.join(config.run_dir, CHECKPOINTS), {"carries": state, "progress": _Progress(state)},
+            metadata=_identity(config), every_minutes=config.checkpoint_every_minutes or float("inf"),
+        )
+    if resumed_from is not None:
+        checkpointer.restore(resumed_from)
+        print(f"[anakin {config.agent} {config.environment}] resumed from {resumed_from}: iterations "
+              f"{state.iterations}/{total}", flush=True)
+    last_print, target = time.time(), config.stop_at_average_return
+
+    def save_checkpoint(due_only: bool):
+        if checkpointer is not None and (checkpointer.due() or not due_only):
+            sizes = {str(log.seed): log_sizes(log.directory) for log in logs}
+            checkpointer.save(state.iterations * agent.rows_per_iteration, logs=sizes)
+
+    # Ctrl-C / SIGTERM end the run after the jitted call in flight: logs, summaries and curves are still written
+    # (and a checkpoint, if the run keeps them).
     with StopRequests() as stop:
-        while done < total and not stop.requested:
-            active = min(length, total - done)
-            carries, outputs = chunk(carries, active)
+        while state.iterations < total and not stop.requested:
+            active = min(length, total - state.iterations)
+            state.carries, outputs = chunk(state.carries, active)
             outputs: IterationOutputs = jax.device_get(outputs)
-            done += active
+            state.iterations += active
             for index, log in enumerate(logs):
                 log.add(jax.tree_util.tree_map(lambda x: x[index], outputs))
+            save_checkpoint(due_only=not stop.requested)
             if config.progress_period_s and time.time() - last_print >= config.progress_period_s:
                 last_print = time.time()
                 averages = " ".join(f"{log.tracker.average:.1f}" for log in logs)
                 print(
-                    f"[anakin {config.agent} {config.environment}] iterations {done}/{total} | steps/seed "
+                    f"[anakin {config.agent} {config.environment}] iterations {state.iterations}/{total} | steps/seed "
                     f"{logs[0].actor_steps} | return(avg{config.return_window}) per seed: {averages}",
                     flush=True,
                 )
             if target is not None and all(log.tracker.is_full and log.tracker.average >= target for log in logs):
                 break
-    wall_seconds = time.time() - start
+    wall_seconds = time.time() - start + state.earlier_wall_seconds
     # The wall seconds mean little without the chip: "cpu: cpu", "gpu: NVIDIA H200", ...
     device = f"{jax.default_backend()}: {jax.devices()[0].device_kind}"
 
@@ -289,6 +353,111 @@ def run_anakin(config: AnakinConfig) -> Dict[str, Any]:
     if config.run_dir and num_seeds > 1:
         write_summary(config.run_dir, result)
     return result
+
+
+CHECKPOINTS = "checkpoints"
+
+
+class _RunState(Saveable):
+    """What a checkpoint holds of a run: every seed's carry (saved as arrays) and, through `_Progress`, the
+    iterations done and each seed's log counts."""
+
+    def __init__(self, carries: Any, logs: Sequence[_SeedLog]):
+        self.carries = carries
+        self.logs = logs
+        self.iterations = 0
+        self.earlier_wall_seconds = 0.0  # the wall seconds of the runs this one resumes
+        self.started = time.time()
+
+    def save(self) -> Any:
+        return self.carries
+
+    def restore(self, state: Any) -> None:
+        self.carries = jax.tree_util.tree_map(jnp.asarray, state)
+
+
+class _Progress(Saveable):
+    def __init__(self, state: _RunState):
+        self._state = state
+
+    def save(self) -> Dict[str, Any]:
+        state = self._state
+        return {"iterations": state.iterations,
+                "wall_seconds": state.earlier_wall_seconds + time.time() - state.started,
+                "seeds": [log.save() for log in state.logs]}
+
+    def restore(self, saved: Dict[str, Any]) -> None:
+        self._state.iterations = int(saved["iterations"])
+        self._state.earlier_wall_seconds = float(saved["wall_seconds"])
+        for log, seed_state in zip(self._state.logs, saved["seeds"]):
+            log.restore(seed_state)
+
+
+def _identity(config: AnakinConfig) -> Dict[str, Any]:
+    """What a checkpoint must share with the run that resumes it (the same calls, in the same order)."""
+    return {"agent": config.agent, "environment": config.environment, "seeds": list(config.seeds),
+            "max_num_actor_steps": config.max_num_actor_steps, "iterations_per_call": config.iterations_per_call,
+            "return_window": config.return_window, "agent_config": dataclasses.asdict(config.resolved_agent_config)}
+
+
+ANAKIN_CONFIG = "anakin.json"
+
+
+def write_anakin_config(config: AnakinConfig) -> None:
+    """`<run_dir>/anakin.json`: the run's settings, resolved agent config included, which `python -m launch
+    --resume RUN_DIR` reads back (`read_anakin_config`)."""
+    os.makedirs(config.run_dir, exist_ok=True)
+    data = {field.name: getattr(config, field.name) for field in dataclasses.fields(config)
+            if field.name not in ("agent_config", "resume", "run_dir")}
+    data.update(seeds=list(config.seeds), agent_config=dataclasses.asdict(config.resolved_agent_config))
+    with open(os.path.join(config.run_dir, ANAKIN_CONFIG), "w") as f:
+        json.dump(data, f, indent=2)
+
+
+def is_anakin_run(run_dir: str) -> bool:
+    return os.path.exists(os.path.join(run_dir, ANAKIN_CONFIG))
+
+
+def read_anakin_config(run_dir: str, **changes: Any) -> AnakinConfig:
+    """The AnakinConfig of the run in `run_dir` (its `anakin.json`), set to resume, with `changes` applied;
+    CheckpointError naming the file if it is unreadable."""
+    path = os.path.join(run_dir, ANAKIN_CONFIG)
+    try:
+        with open(path) as f:
+            saved = json.load(f)
+        agent_config = agent_definition(saved["agent"]).config_class(
+            **{key: tuple(value) if isinstance(value, list) else value
+               for key, value in saved.pop("agent_config").items()})
+        saved["seeds"] = tuple(saved["seeds"])
+        return AnakinConfig(**{**saved, **changes}, agent_config=agent_config, run_dir=run_dir, resume=True)
+    except (OSError, json.JSONDecodeError, KeyError, TypeError) as error:
+        raise CheckpointError(f"Cannot resume {run_dir}: {path} is missing or unreadable ({error}).") from None
+
+
+def latest_checkpoint_of(config: AnakinConfig) -> str:
+    """The newest complete checkpoint of `config.run_dir`; CheckpointError saying what to do if there is none."""
+    path = latest_checkpoint(os.path.join(config.run_dir, CHECKPOINTS))
+    if path is None:
+        raise CheckpointError(
+            f"Cannot resume {config.run_dir}: it holds no complete Anakin checkpoint (it is kept with "
+            f"--checkpoint-every MINUTES, and when a signal stops the run). Start the run again with --overwrite."
+        )
+    return path
+
+
+def _resume_logs(config: AnakinConfig) -> str:
+    """Cuts every seed's CSV logs back to the latest checkpoint (rows written after it belong to the lost part of
+    the run); returns the checkpoint's path."""
+    path = latest_checkpoint_of(config)
+    metadata = read_metadata(path)
+    check_metadata(path, metadata, _identity(config))  # another run's checkpoint: refused before any log is cut
+    seeds = {str(seed_state["seed"]): seed_state for seed_state in read_json_state(path, "progress")["seeds"]}
+    for seed in config.seeds:
+        directory = _seed_dir(config, seed)
+        if str(seed) in metadata.get("logs", {}) and str(seed) in seeds:
+            counts = {key: seeds[str(seed)][key] for key in ("actor_steps", "learner_steps")}
+            truncate_logs(directory, metadata["logs"][str(seed)], counts)
+    return path
 
 
 @dataclasses.dataclass(frozen=True)
@@ -358,4 +527,5 @@ def config_from_arguments(args) -> AnakinConfig:
         stop_at_average_return=args.stop_at_return,
         progress_period_s=args.progress_seconds,
         tensorboard=args.tensorboard,
+        checkpoint_every_minutes=(args.checkpoint_every or DEFAULT_CHECKPOINT_MINUTES) if args.run_dir else None,
     )

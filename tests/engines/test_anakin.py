@@ -206,3 +206,64 @@ def test_ctrl_c_ends_an_anakin_run_cleanly_with_an_interrupted_summary(tmp_path)
     with open(tmp_path / "summary.json") as f:
         assert json.load(f)["interrupted"] is True
     assert (tmp_path / "seed_1" / "learning_curve.png").exists()
+
+
+def test_a_killed_run_resumes_from_its_checkpoint_to_the_uninterrupted_result(tmp_path, monkeypatch):
+    """Checkpoints after every call; the process dies in its fourth call, and the checkpoint of the third is lost
+    with it (killed between the logs and the save). The resumed run cuts the logs back to the second checkpoint and
+    computes exactly what the uninterrupted run did: same returns, same CSV rows."""
+    import dataclasses
+    import shutil
+
+    from acmelike.checkpointing import CheckpointError, list_checkpoints
+    from launch.engines import anakin
+
+    def config(run_dir, **changes):
+        return AnakinConfig(agent="dqn", environment=CARTPOLE, max_num_actor_steps=5 * 8 * 32, seeds=(0, 1),
+                            agent_config=DQNConfig(hidden_sizes=(32,), min_replay_size=100), run_dir=str(run_dir),
+                            iterations_per_call=8, progress_period_s=0, **changes)
+
+    uninterrupted = run_anakin(config(tmp_path / "whole"))
+
+    compile_chunk = anakin.compile_chunk
+
+    def dies_in_the_fourth_call(*args):
+        chunk, calls = compile_chunk(*args), []
+
+        def call(*chunk_args):
+            calls.append(None)
+            if len(calls) == 4:
+                raise RuntimeError("killed")
+            return chunk(*chunk_args)
+
+        return call
+
+    monkeypatch.setattr(anakin, "compile_chunk", dies_in_the_fourth_call)
+    run_dir = tmp_path / "cut"
+    with pytest.raises(RuntimeError, match="killed"):
+        run_anakin(config(run_dir, checkpoint_every_minutes=1e-9))
+    monkeypatch.setattr(anakin, "compile_chunk", compile_chunk)
+    checkpoints = list_checkpoints(str(run_dir / "checkpoints"))
+    assert len(checkpoints) == 2  # max_to_keep: after the second and the third call
+    shutil.rmtree(checkpoints[-1])
+
+    actor_log = (run_dir / "seed_0" / "actor.csv").read_text()
+    with pytest.raises(CheckpointError, match="seeds"):  # another run's checkpoint: refused, nothing touched
+        run_anakin(dataclasses.replace(config(run_dir), seeds=(0, 2), resume=True))
+    assert (run_dir / "seed_0" / "actor.csv").read_text() == actor_log
+
+    resumed = run_anakin(anakin.read_anakin_config(str(run_dir)))
+    for whole, cut in zip(uninterrupted["seeds"], resumed["seeds"]):
+        for key in ("env_steps", "episodes", "learner_steps", "average_return_last_20"):
+            assert whole[key] == cut[key], key
+    for seed in ("seed_0", "seed_1"):
+        for log in ("actor.csv", "learner.csv"):
+            assert (run_dir / seed / log).read_text() == (tmp_path / "whole" / seed / log).read_text(), log
+
+
+def test_resuming_a_run_without_a_checkpoint_says_so(tmp_path):
+    from acmelike.checkpointing import CheckpointError
+
+    with pytest.raises(CheckpointError, match="no complete Anakin checkpoint"):
+        run_anakin(AnakinConfig(agent="ppo", environment=CARTPOLE, max_num_actor_steps=100, run_dir=str(tmp_path),
+                                resume=True))

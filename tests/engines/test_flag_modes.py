@@ -15,7 +15,7 @@ from stack import require
 
 from launch.cli.flags import DISTRIBUTED, FLAGS, MODES
 from launch.cli.train import make_parser, plan
-from launch.engines.anakin import AnakinConfig
+from launch.engines.anakin import AnakinConfig, write_anakin_config
 from launch.experiments.config import OfflineExperimentConfig
 from launch.experiments.make import make_experiment_config, make_offline_experiment_config
 from launch.lifecycle.run_directory import RunOptions, write_config, write_run_options
@@ -55,6 +55,10 @@ def base_arguments(mode, directory):
 def saved_run(mode, directory):
     """A run directory to resume, as a run of `mode` leaves it before its first checkpoint."""
     run_dir = str(directory / f"saved-{mode}")
+    if mode == "anakin":
+        write_anakin_config(AnakinConfig(agent="ppo", environment="gymnax/CartPole-v1", max_num_actor_steps=100,
+                                         run_dir=run_dir))
+        return run_dir
     if mode == "offline":
         write_config(make_offline_experiment_config(
             agent="bc", dataset=DATASET, environment="CartPole-v1", max_num_learner_steps=100, run_dir=run_dir))
@@ -122,7 +126,8 @@ EXAMPLES = {
     "--replay": Example(lambda m: ["--replay", "reverb"], lambda p, m: p.config.replay == "reverb"),
     "--seeds": Example(lambda m: ["--seeds", "0-2"], lambda p, m: p.config.seeds == (0, 1, 2)),
     "--checkpoint-every": Example(lambda m: ["--checkpoint-every", "2.5"],
-                                  lambda p, m: p.options.checkpoint_every_minutes == 2.5),
+                                  lambda p, m: (p.config if m == "anakin" else p.options).checkpoint_every_minutes
+                                  == 2.5),
     "--tensorboard": Example(lambda m: ["--tensorboard"],
                              lambda p, m: (p.config.tensorboard if m == "anakin" else p.options.tensorboard) is True),
     "--resume": None,  # its command line is a run directory alone: see `_cell_arguments`

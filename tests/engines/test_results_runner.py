@@ -168,3 +168,18 @@ def test_a_kept_curve_averages_the_episodes_ended_by_each_step_and_its_stored_fi
         for curve in suite.stored_curves:
             header = open(os.path.join(os.path.dirname(__file__), "..", "..", curve.path)).readline().strip()
             assert {curve.step_column, curve.return_column} <= set(header.split(",")), curve.path
+
+
+def test_an_anakin_group_with_a_checkpoint_is_resumed_not_restarted(tmp_path):
+    """A vmapped group stopped part way (`--launch anakin` keeps checkpoints with --run-dir) continues with
+    `--resume RUN_DIR`; a save cut short (`*.tmp`) or a directory of another mode is no such checkpoint."""
+    from benchmarks.results_runner.cells import has_anakin_checkpoint
+
+    run_dir = tmp_path / "seeds_0_1_2_3_4"
+    (run_dir / "checkpoints" / "000000001024.tmp").mkdir(parents=True)
+    (run_dir / "anakin.json").write_text("{}")
+    assert not has_anakin_checkpoint(str(run_dir))
+    (run_dir / "checkpoints" / "000000000512").mkdir()
+    assert has_anakin_checkpoint(str(run_dir))
+    (run_dir / "anakin.json").unlink()
+    assert not has_anakin_checkpoint(str(run_dir))
