@@ -116,6 +116,10 @@ def _run(todo, out: str, runs: str, jobs: int, prefix: str) -> int:
               f"{seeds}: training {group.task.steps} steps ({group.suite.launch}); log "
               f"{shown(group.run_dir(runs))}.log", flush=True)
         records = run_group(group, out, runs, jobs)
+        if not records:
+            print(f"{prefix} {index}/{len(todo)} {group.agent} {group.task.name}: stopped part way, checkpoint kept in "
+                  f"{shown(group.run_dir(runs))}: the next invocation resumes it", flush=True)
+            return 0
         first = next(iter(records.values()))
         print(f"{prefix} {index}/{len(todo)} {group.agent} {group.task.name}: {describe(records)} "
               f"({first['wall_seconds']:.0f} s wall, {first['cpu_seconds']:.0f} s CPU; "

@@ -18,6 +18,7 @@ import dataclasses
 import datetime
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -79,6 +80,13 @@ class CellGroup:
                        "--run-dir", run_dir, "--overwrite"]
 
 
+def resumable_stop(group: CellGroup, exit_code: int, run_dir: str) -> bool:
+    """Whether an Anakin group's process was stopped by Ctrl-C or SIGTERM after saving a checkpoint (its exit
+    code is 128 + the signal's number)."""
+    return (group.suite.launch == "anakin" and exit_code in (128 + signal.SIGINT, 128 + signal.SIGTERM)
+            and has_anakin_checkpoint(run_dir))
+
+
 def has_anakin_checkpoint(run_dir: str) -> bool:
     """Whether `run_dir` holds an Anakin run (`anakin.json`) with a complete checkpoint (a directory under
     `checkpoints/` not ending in `.tmp`; read from the file system, so the runner imports no JAX)."""
@@ -118,7 +126,8 @@ def groups(suite: Suite, agents: Sequence[str], tasks: Sequence[str], seeds: Seq
 
 def run_group(group: CellGroup, out: str, runs: str, jobs: int = 1) -> Dict[int, Dict[str, Any]]:
     """Trains `group` in a fresh `python -m launch` process and writes each seed's record (or, if the process
-    failed or left no episodes, its `.error.json`). Returns seed -> record (with "error" for a failed one)."""
+    failed or left no episodes, its `.error.json`). Returns seed -> record (with "error" for a failed one); nothing
+    for an Anakin group stopped by a signal with its checkpoint saved (`resumable_stop`)."""
     run_dir = group.run_dir(runs)
     os.makedirs(os.path.dirname(run_dir), exist_ok=True)
     argv = group.command(shown(run_dir))  # the child runs in the repository: the command reads as a user's
@@ -133,6 +142,8 @@ def run_group(group: CellGroup, out: str, runs: str, jobs: int = 1) -> Dict[int,
                                    stderr=subprocess.STDOUT, env=_environment())
         _, status, usage = os.wait4(process.pid, 0)
     process.returncode = os.waitstatus_to_exitcode(status)
+    if resumable_stop(group, process.returncode, run_dir):
+        return {}  # no record: the group is unfinished, and the next invocation resumes it
     common = {
         "suite": group.suite.name,
         "agent": group.agent,

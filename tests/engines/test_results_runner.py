@@ -173,7 +173,7 @@ def test_a_kept_curve_averages_the_episodes_ended_by_each_step_and_its_stored_fi
 def test_an_anakin_group_with_a_checkpoint_is_resumed_not_restarted(tmp_path):
     """A vmapped group stopped part way (`--launch anakin` keeps checkpoints with --run-dir) continues with
     `--resume RUN_DIR`; a save cut short (`*.tmp`) or a directory of another mode is no such checkpoint."""
-    from benchmarks.results_runner.cells import has_anakin_checkpoint
+    from benchmarks.results_runner.cells import CellGroup, has_anakin_checkpoint, resumable_stop
 
     run_dir = tmp_path / "seeds_0_1_2_3_4"
     (run_dir / "checkpoints" / "000000001024.tmp").mkdir(parents=True)
@@ -181,5 +181,10 @@ def test_an_anakin_group_with_a_checkpoint_is_resumed_not_restarted(tmp_path):
     assert not has_anakin_checkpoint(str(run_dir))
     (run_dir / "checkpoints" / "000000000512").mkdir()
     assert has_anakin_checkpoint(str(run_dir))
+    minatar = SUITES["minatar"]
+    group = CellGroup(minatar, "dqn", minatar.task("Breakout-MinAtar"), (0, 1, 2, 3, 4))
+    # SIGTERM's and SIGINT's exit codes leave no record (the group is unfinished); a failure does.
+    assert resumable_stop(group, 143, str(run_dir)) and resumable_stop(group, 130, str(run_dir))
+    assert not resumable_stop(group, 1, str(run_dir))
     (run_dir / "anakin.json").unlink()
     assert not has_anakin_checkpoint(str(run_dir))
