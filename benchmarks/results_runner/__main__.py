@@ -52,6 +52,9 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--jobs", type=int, default=1, help="cells trained at once (default 1)")
     parser.add_argument("--list", action="store_true", help="list the cells (done, failed, to run) and exit")
     parser.add_argument("--report-only", action="store_true", help="write the page from the stored cells only")
+    parser.add_argument("--record-finished", action="store_true",
+                        help="record groups whose run directory already holds a finished run of their seeds "
+                             "(trained on another machine and copied into --runs) instead of training them again")
     parser.add_argument("--evaluate-missing", action="store_true",
                         help="first evaluate the final policy of finished cells stored without it (their run "
                              "directories must still exist), then go on as asked")
@@ -91,7 +94,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(f"{prefix} {line}", flush=True)
     failures = 0
     if not args.report_only and todo:
-        failures = _run(todo, out, runs, args.jobs, prefix)
+        failures = _run(todo, out, runs, args.jobs, prefix, args.record_finished)
     for path in write_report(suite, out):
         print(f"{prefix} wrote {shown(path)}", flush=True)
     return 1 if failures else 0
@@ -106,7 +109,7 @@ def _choose(parser, flag: str, chosen: Optional[Sequence[str]], choices: Sequenc
     return list(chosen)
 
 
-def _run(todo, out: str, runs: str, jobs: int, prefix: str) -> int:
+def _run(todo, out: str, runs: str, jobs: int, prefix: str, record_finished: bool = False) -> int:
     """Trains the groups (`jobs` at a time), printing a line as each starts and ends; returns the failed cells."""
     failures, start = 0, time.time()
 
@@ -115,14 +118,14 @@ def _run(todo, out: str, runs: str, jobs: int, prefix: str) -> int:
         print(f"{prefix} {index}/{len(todo)} {group.agent} {group.task.name} seed{'s' * (len(group.seeds) > 1)} "
               f"{seeds}: training {group.task.steps} steps ({group.suite.launch}); log "
               f"{shown(group.run_dir(runs))}.log", flush=True)
-        records = run_group(group, out, runs, jobs)
+        records = run_group(group, out, runs, jobs, record_finished)
         if not records:
             print(f"{prefix} {index}/{len(todo)} {group.agent} {group.task.name}: stopped part way, checkpoint kept in "
                   f"{shown(group.run_dir(runs))}: the next invocation resumes it", flush=True)
             return 0
         first = next(iter(records.values()))
         print(f"{prefix} {index}/{len(todo)} {group.agent} {group.task.name}: {describe(records)} "
-              f"({first['wall_seconds']:.0f} s wall, {first['cpu_seconds']:.0f} s CPU; "
+              f"({first['wall_seconds']:.0f} s wall, {first['cpu_seconds'] or 0:.0f} s CPU; "
               f"{time.time() - start:.0f} s since the start)", flush=True)
         return sum("error" in record for record in records.values())
 

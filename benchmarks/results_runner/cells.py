@@ -80,6 +80,17 @@ class CellGroup:
                        "--run-dir", run_dir, "--overwrite"]
 
 
+def finished_run(run_dir: str, group: CellGroup) -> bool:
+    """Whether `run_dir` holds a finished, uninterrupted run of exactly the group's seeds (its summary.json)."""
+    try:
+        with open(os.path.join(run_dir, "summary.json")) as f:
+            summary = json.load(f)
+    except (OSError, json.JSONDecodeError):
+        return False
+    seeds = [seed_summary["seed"] for seed_summary in summary.get("seeds", [summary])]
+    return summary.get("interrupted") is False and sorted(seeds) == sorted(group.seeds)
+
+
 def resumable_stop(group: CellGroup, exit_code: int, run_dir: str) -> bool:
     """Whether an Anakin group's process was stopped by Ctrl-C or SIGTERM after saving a checkpoint (its exit
     code is 128 + the signal's number)."""
@@ -124,26 +135,42 @@ def groups(suite: Suite, agents: Sequence[str], tasks: Sequence[str], seeds: Seq
     return todo, done
 
 
-def run_group(group: CellGroup, out: str, runs: str, jobs: int = 1) -> Dict[int, Dict[str, Any]]:
+def run_group(group: CellGroup, out: str, runs: str, jobs: int = 1,
+              record_finished: bool = False) -> Dict[int, Dict[str, Any]]:
     """Trains `group` in a fresh `python -m launch` process and writes each seed's record (or, if the process
     failed or left no episodes, its `.error.json`). Returns seed -> record (with "error" for a failed one); nothing
-    for an Anakin group stopped by a signal with its checkpoint saved (`resumable_stop`)."""
+    for an Anakin group stopped by a signal with its checkpoint saved (`resumable_stop`).
+
+    With `record_finished`, a group whose run directory already holds a finished run of its seeds (`finished_run`:
+    trained elsewhere and copied in, or by an invocation that stopped before it recorded) is recorded from it,
+    untrained: its record says so, and gives the training process's device (its summary's) instead of this
+    process's packages and machine."""
     run_dir = group.run_dir(runs)
     os.makedirs(os.path.dirname(run_dir), exist_ok=True)
     argv = group.command(shown(run_dir))  # the child runs in the repository: the command reads as a user's
-    # An Anakin group stopped part way (a signal, a session's end) left a checkpoint: it continues from there.
-    resumed = group.suite.launch == "anakin" and has_anakin_checkpoint(run_dir)
-    run_argv = ["--resume", shown(run_dir), "--progress-seconds", "60"] if resumed else argv
     log_path = run_dir + ".log"
     started = datetime.datetime.now(datetime.timezone.utc)
-    start = time.time()
-    with open(log_path, "a" if resumed else "w") as log:
-        process = subprocess.Popen([sys.executable, "-m", "launch", *run_argv], cwd=REPO, stdout=log,
-                                   stderr=subprocess.STDOUT, env=_environment())
-        _, status, usage = os.wait4(process.pid, 0)
-    process.returncode = os.waitstatus_to_exitcode(status)
-    if resumable_stop(group, process.returncode, run_dir):
-        return {}  # no record: the group is unfinished, and the next invocation resumes it
+    recorded = record_finished and finished_run(run_dir, group)
+    # An Anakin group stopped part way (a signal, a session's end) left a checkpoint: it continues from there.
+    resumed = not recorded and group.suite.launch == "anakin" and has_anakin_checkpoint(run_dir)
+    run_argv = ["--resume", shown(run_dir), "--progress-seconds", "60"] if resumed else argv
+    if recorded:
+        with open(os.path.join(run_dir, "summary.json")) as f:
+            summary = json.load(f)
+        exit_code, wall_seconds, cpu_seconds = 0, summary["wall_seconds"], None
+        where = {"recorded_from_finished_run": True, "commit": provenance()["commit"], "packages": None,
+                 "machine": None, "device": (summary.get("seeds") or [summary])[0].get("device")}
+    else:
+        start = time.time()
+        with open(log_path, "a" if resumed else "w") as log:
+            process = subprocess.Popen([sys.executable, "-m", "launch", *run_argv], cwd=REPO, stdout=log,
+                                       stderr=subprocess.STDOUT, env=_environment())
+            _, status, usage = os.wait4(process.pid, 0)
+        exit_code = os.waitstatus_to_exitcode(status)
+        if resumable_stop(group, exit_code, run_dir):
+            return {}  # no record: the group is unfinished, and the next invocation resumes it
+        wall_seconds, cpu_seconds = round(time.time() - start, 2), round(usage.ru_utime + usage.ru_stime, 2)
+        where = provenance()
     common = {
         "suite": group.suite.name,
         "agent": group.agent,
@@ -157,12 +184,12 @@ def run_group(group: CellGroup, out: str, runs: str, jobs: int = 1) -> Dict[int,
         **({"resumed_with": ["python", "-m", "launch", *run_argv]} if resumed else {}),
         "seeds_in_process": list(group.seeds),
         "parallel_jobs": jobs,
-        "exit_code": process.returncode,
-        "wall_seconds": round(time.time() - start, 2),
-        "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 2),
+        "exit_code": exit_code,
+        "wall_seconds": wall_seconds,
+        "cpu_seconds": cpu_seconds,
         "started_at": started.isoformat(timespec="seconds"),
         "run_dir": shown(run_dir),
-        **provenance(),
+        **where,
     }
     records = {}
     for seed in group.seeds:
@@ -170,8 +197,8 @@ def run_group(group: CellGroup, out: str, runs: str, jobs: int = 1) -> Dict[int,
         error_path = cell_path(out, group.suite.name, group.agent, group.task.name, seed, error=True)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         try:
-            if process.returncode != 0:
-                raise RuntimeError(f"python -m launch exited with code {process.returncode}")
+            if exit_code != 0:
+                raise RuntimeError(f"python -m launch exited with code {exit_code}")
             record = {**common, "seed": seed, **seed_results(group.seed_dir(runs, seed), group, seed)}
         except (RuntimeError, OSError, ValueError) as error:
             record = {**common, "seed": seed, "error": f"{type(error).__name__}: {error}",

@@ -310,13 +310,16 @@ def _cells(suite: Suite, finished, failed: List[dict]) -> List[str]:
             record.get("seeds_in_process", [])) > 1 else ""
         lines.append(f"| {record['agent']} | {record['task']} | {record['seed']} | "
                      f"{_number(record['final_average_return'])} | {_number(record['best_average_return'])} | "
-                     f"{_greedy_cell(record)} | {record['env_steps']} | {record['wall_seconds']:.0f}{shared} | {record['cpu_seconds']:.0f} | "
+                     f"{_greedy_cell(record)} | {record['env_steps']} | {record['wall_seconds']:.0f}{shared} | "
+                     f"{'-' if record['cpu_seconds'] is None else format(record['cpu_seconds'], '.0f')} | "
                      f"{commit} |")
     lines.append("")
+    # A record made from a run trained elsewhere (--record-finished) names that run's device, not a machine.
     machines = sorted({f"{r['machine'].get('cpu_model')}, {r['machine'].get('cores')} cores, Python "
-                       f"{r['machine'].get('python')}" for r in records})
-    packages = sorted({", ".join(f"{name} {version}" for name, version in sorted(r.get("packages", {}).items()))
-                       for r in records})
+                       f"{r['machine'].get('python')}" if r.get("machine") else f"{r.get('device')} (trained "
+                       f"elsewhere, recorded from its run directory)" for r in records})
+    packages = sorted({", ".join(f"{name} {version}" for name, version in sorted(r["packages"].items()))
+                       for r in records if r.get("packages")})
     if machines:
         lines += [f"Machines: {'; '.join(machines)}.", "", f"Packages: {' | '.join(packages)}.", ""]
     if failed:

@@ -325,6 +325,16 @@ MINATAR = Suite(
         "over 20 episodes of its final policy searching without noise, where uniformly random play averages 0.37 "
         "(500 episodes). Both stored curves come from the MinAtar package, whose Breakout is the game gymnax "
         "re-implements, not gymnax's code: beside the cells they are a comparison of agents, not of runs.",
+        "DQN's cost is the paper's replay ratio, one SGD step per environment step: 1M SGD steps per seed, about "
+        "1.4 h per game for the five vmapped seeds on the 2-core VM (after MinAtarTorso's conv became a matrix "
+        "product over patches, 2.7x per iteration; benchmarks/anakin_conv_torso.py). On an H200 (2026-11-27) the "
+        "same vmapped call ran about 1,070 iterations (8,600 steps per seed) a second: Breakout's group ran its "
+        "first 9,728 steps on the VM, was stopped (checkpoint), and resumed on the H200 to 1M (its wall seconds, "
+        "920, add the two parts; trained with jax 0.11.2, jaxlib 0.11.2, flax 0.12.8, optax 0.2.8, rlax 0.1.9, "
+        "chex 0.1.92, numpy 2.5.2, gymnax 0.0.9) and was recorded with --record-finished, so its records name that "
+        "device instead of a machine and packages. SpaceInvaders' group reached 514,560 steps there and resumes "
+        "from its checkpoint on the next invocation; Asterix and Freeway are not run yet (Asterix's environment "
+        "steps about ten times slower than the others on the H200).",
         "PPO's references are at 10M steps, ten times our budget, so no verdict. gymnax-blines' PPO settings "
         "(agents/<game>/ppo.yaml) are the preset's but for discount 0.999 (ours 0.99) and a learning-rate warm-up "
         "over the first 5% of updates; both are MLPs of 2 x 256 units on the flattened image.",

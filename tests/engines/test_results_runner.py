@@ -95,6 +95,22 @@ def test_resume_skips_finished_cells_and_reruns_a_deleted_one(tiny):
     assert listing.count("done") == 2 and "to run" not in listing
 
 
+def test_record_finished_records_a_run_directory_trained_elsewhere_without_training(tiny):
+    """A finished run copied into --runs (trained on another machine) is recorded from its files: the same
+    returns, marked as such, with the training run's device in place of this machine and its packages."""
+    out, runs, _ = tiny
+    trained = _cell(out, 0)
+    os.remove(os.path.join(out, "tiny", "cells", "dqn", "CartPole-v1", "seed_0.json"))
+    actor_log = os.path.join(runs, "tiny", "dqn", "CartPole-v1", "seed_0", "actor.csv")
+    modified = os.path.getmtime(actor_log)
+    stdout = _run(out, runs, "--record-finished")
+    assert "1 to run" in stdout and os.path.getmtime(actor_log) == modified  # nothing trained
+    recorded = _cell(out, 0)
+    assert recorded["recorded_from_finished_run"] is True and recorded["machine"] is None
+    assert recorded["curve"] == trained["curve"] and recorded["final_average_return"] == trained["final_average_return"]
+    assert recorded["greedy"]["mean_return"] == trained["greedy"]["mean_return"]
+
+
 def test_evaluate_missing_fills_in_a_cell_stored_without_its_greedy_returns(tiny):
     out, runs, _ = tiny
     path = os.path.join(out, "tiny", "cells", "dqn", "CartPole-v1", "seed_0.json")
