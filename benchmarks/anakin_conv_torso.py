@@ -9,13 +9,12 @@ slowly; the rate is gradients per second, all seeds together.
     .venv/bin/python benchmarks/anakin_conv_torso.py [--quick] [--out DIR]
 """
 
-import argparse
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks.common import finish, header, paired_rates, print_rows, result_row, write_json  # noqa: E402
+from benchmarks.common import run_seed_pair  # noqa: E402
 
 BATCH, FRAME, ACTIONS, STEPS = 32, (10, 10, 4), 6, 50
 
@@ -64,26 +63,13 @@ def make_loops(num_seeds: int):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--out", default=os.path.join("benchmarks", "results"))
-    args = parser.parse_args(argv)
-    num_seeds, repeats = (2, 3) if args.quick else (5, 5)
-    payload = header("anakin_conv_torso", quick=args.quick, seeds=list(range(num_seeds)),
-                     packages=["jax", "jaxlib", "flax", "numpy"])
-    ours, baseline = make_loops(num_seeds)
-    rates = paired_rates(ours, baseline, repeats)
-    payload["config"] = {"num_seeds": num_seeds, "batch": BATCH, "frame": list(FRAME), "actions": ACTIONS,
-                         "steps_per_call": STEPS}
-    payload["rates"] = rates
-    payload["rows"] = [result_row(
-        "anakin_conv_torso: MinAtar torso gradients, vmapped over seeds", rates["ours_per_second"],
-        rates["baseline_per_second"], "gradients/s", None, ratio=rates["ratio"],
+    run_seed_pair(
+        "anakin_conv_torso", __doc__.splitlines()[0], make_loops, packages=["jax", "jaxlib", "flax", "numpy"],
+        config={"batch": BATCH, "frame": list(FRAME), "actions": ACTIONS, "steps_per_call": STEPS},
+        benchmark="anakin_conv_torso: MinAtar torso gradients, vmapped over seeds", unit="gradients/s",
         ours_label="MinAtarTorso (patches x kernel)", baseline_label="flax nn.Conv (grouped conv under vmap)",
-        note=f"{num_seeds} seeds, batch {BATCH} of 10x10x4 frames",
-    )]
-    print_rows(payload["rows"])
-    print(f"wrote {write_json('anakin_conv_torso', finish(payload), args.out)}")
+        note=f"{{num_seeds}} seeds, batch {BATCH} of 10x10x4 frames", argv=argv,
+    )
 
 
 if __name__ == "__main__":

@@ -9,13 +9,12 @@ iterations: write one row of steps per environment at the (batched) write index,
     .venv/bin/python benchmarks/anakin_replay.py [--quick] [--out DIR]
 """
 
-import argparse
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks.common import finish, header, paired_rates, print_rows, result_row, write_json  # noqa: E402
+from benchmarks.common import run_seed_pair  # noqa: E402
 
 NUM_ENVS, TIME_AXIS, SEQUENCE, BATCH, OBSERVATION = 4, 25_000, 3, 32, (10, 10, 4)
 # Iterations per jitted call: the baseline is ~10^4 times slower, so it runs fewer for the same wall time.
@@ -85,26 +84,14 @@ def make_loops(num_seeds: int):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--out", default=os.path.join("benchmarks", "results"))
-    args = parser.parse_args(argv)
-    num_seeds, repeats = (2, 3) if args.quick else (5, 5)
-    payload = header("anakin_replay", quick=args.quick, seeds=list(range(num_seeds)),
-                     packages=["jax", "jaxlib", "numpy"])
-    ours, baseline = make_loops(num_seeds)
-    rates = paired_rates(ours, baseline, repeats)
-    payload["config"] = {"num_seeds": num_seeds, "num_envs": NUM_ENVS, "time_axis": TIME_AXIS,
-                         "sequence_length": SEQUENCE, "batch": BATCH, "observation": list(OBSERVATION)}
-    payload["rates"] = rates
-    payload["rows"] = [result_row(
-        "anakin_replay: DQN replay write + sample, vmapped over seeds", rates["ours_per_second"],
-        rates["baseline_per_second"], "iterations/s", None, ratio=rates["ratio"],
+    run_seed_pair(
+        "anakin_replay", __doc__.splitlines()[0], make_loops, packages=["jax", "jaxlib", "numpy"],
+        config={"num_envs": NUM_ENVS, "time_axis": TIME_AXIS, "sequence_length": SEQUENCE, "batch": BATCH,
+                "observation": list(OBSERVATION)},
+        benchmark="anakin_replay: DQN replay write + sample, vmapped over seeds", unit="iterations/s",
         ours_label="TrajectoryBuffer (time-major)", baseline_label="environment-major (flashbax's layout)",
-        note=f"{num_seeds} seeds, 100k-step replay of MinAtar-shaped steps",
-    )]
-    print_rows(payload["rows"])
-    print(f"wrote {write_json('anakin_replay', finish(payload), args.out)}")
+        note="{num_seeds} seeds, 100k-step replay of MinAtar-shaped steps", argv=argv,
+    )
 
 
 if __name__ == "__main__":

@@ -197,3 +197,31 @@ def print_rows(rows: List[Dict[str, Any]]) -> None:
             f"  {row['benchmark']}: ours {ours} vs {baseline} {row['unit']} -> ratio {ratio} "
             f"(goal {row['goal']}: {met})"
         )
+
+
+def run_seed_pair(name: str, description: str, make_loops: Callable[[int], tuple], *, packages: List[str],
+                  config: Dict[str, Any], benchmark: str, unit: str, ours_label: str, baseline_label: str,
+                  note: str, argv: Optional[List[str]] = None) -> Dict[str, Any]:
+    """The main of a benchmark that times ours against a baseline, both vmapped over seeds (5; --quick 2, with 3
+    paired repeats instead of 5): `make_loops(num_seeds) -> (ours, baseline)` callables that return the work
+    they did. Prints the row, writes `<out>/<name>.json` and returns its payload. `note` may use {num_seeds}."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--out", default=RESULTS_DIR)
+    args = parser.parse_args(argv)
+    num_seeds, repeats = (2, 3) if args.quick else (5, 5)
+    payload = header(name, quick=args.quick, seeds=list(range(num_seeds)), packages=packages)
+    ours, baseline = make_loops(num_seeds)
+    rates = paired_rates(ours, baseline, repeats)
+    payload["config"] = {"num_seeds": num_seeds, **config}
+    payload["rates"] = rates
+    payload["rows"] = [result_row(
+        benchmark, rates["ours_per_second"], rates["baseline_per_second"], unit, None, ratio=rates["ratio"],
+        ours_label=ours_label, baseline_label=baseline_label, note=note.format(num_seeds=num_seeds),
+    )]
+    print_rows(payload["rows"])
+    print(f"wrote {write_json(name, finish(payload), args.out)}")
+    return payload
+
