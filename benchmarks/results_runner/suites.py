@@ -242,6 +242,12 @@ MUJOCO = Suite(
         Reference("td3", "Walker2d-v5", 483.0, 174.0, 100_000, TIANSHOU, _V3.format("Walker2d")),
     ),
     notes=(
+        "D4PG (the preset's settings, 3 seeds, 2026-11-27): deterministic returns at 100k of 1,339.0 ± 242.2 on "
+        "HalfCheetah-v5, 1,099.2 ± 463.9 on Hopper-v5 and 810.8 ± 254.1 on Walker2d-v5. With no published D4PG "
+        "figure there is no verdict; beside our own TD3 under Tianshou's recipe (3,661.2, 560.6, 295.4) D4PG is "
+        "ahead on the two tasks that terminate and far behind on HalfCheetah, whose 1,000-step episodes never end "
+        "early. Not investigated: the preset notes Acme's learning rate (1e-4) and exploration noise (0.3) as the "
+        "first differences to try.",
         "D4PG and MPO have no published 100k-step MuJoCo figure. MPO runs beside SAC (issue 24) on SAC's footing "
         "with its own Pendulum-tuned settings: seed 0 on HalfCheetah-v5 ends at 1,794.1 (deterministic 1,936.5), "
         "far below SAC; agents/mpo/README.md says what differs from Acme's MPO.",
