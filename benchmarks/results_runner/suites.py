@@ -338,8 +338,8 @@ MINATAR = Suite(
         "first 9,728 steps on the VM, was stopped (checkpoint), and resumed on the H200 to 1M (its wall seconds, "
         "920, add the two parts; trained with jax 0.11.2, jaxlib 0.11.2, flax 0.12.8, optax 0.2.8, rlax 0.1.9, "
         "chex 0.1.92, numpy 2.5.2, gymnax 0.0.9) and was recorded with --record-finished, so its records name that "
-        "device instead of a machine and packages. SpaceInvaders' group reached 514,560 steps there and resumes "
-        "from its checkpoint on the next invocation; Asterix and Freeway are not run yet (Asterix's environment "
+        "device instead of a machine and packages. SpaceInvaders' group reached 514,560 steps there, went on on the "
+        "VM to 615,936 (its checkpoint), and resumes from there on the next invocation; Asterix and Freeway are not run yet (Asterix's environment "
         "steps about ten times slower than the others on the H200).",
         "PPO's references are at 10M steps, ten times our budget, so no verdict. gymnax-blines' PPO settings "
         "(agents/<game>/ppo.yaml) are the preset's but for discount 0.999 (ours 0.99) and a learning-rate warm-up "
