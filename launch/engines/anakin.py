@@ -40,7 +40,7 @@ from launch.experiments.interrupts import StopRequests
 from launch.experiments.make import environment_threshold, make_agent_config
 from launch.experiments.summaries import ReturnTracker, average_return, run_summary, write_summary
 from launch.lifecycle.logs import log_sizes, truncate_logs
-from launch.lifecycle.run_directory import DEFAULT_CHECKPOINT_MINUTES
+from launch.lifecycle.run_directory import DEFAULT_CHECKPOINT_MINUTES, config_overrides
 from launch.registry import agent_definition, anakin_agents
 
 
@@ -267,8 +267,8 @@ def run_anakin(config: AnakinConfig) -> Dict[str, Any]:
     whole vmapped run's `wall_seconds` and `compile_seconds`.
     """
     start = time.time()
-    if config.resume:
-        latest_checkpoint_of(config)  # before anything compiles: a run with no checkpoint is a clear error
+    # Before anything compiles: a run to resume with no checkpoint is a clear error.
+    resumed_from = latest_checkpoint_of(config) if config.resume else None
     agent = make_agent(config)
     num_seeds = len(config.seeds)
     total = max(1, config.max_num_actor_steps // agent.rows_per_iteration)
@@ -285,13 +285,14 @@ def run_anakin(config: AnakinConfig) -> Dict[str, Any]:
     compile_seconds = time.time() - compile_start
 
     threshold = config.resolved_threshold
-    resumed_from = _resume_logs(config) if config.resume else None
+    if resumed_from is not None:
+        _resume_logs(config, resumed_from)
     logs = [
         _SeedLog(seed, _seed_dir(config, seed), ReturnTracker(config.return_window, threshold), config.tensorboard,
                  resumed=resumed_from is not None)
         for seed in config.seeds
     ]
-    state = _RunState(carries, logs)
+    state = _RunState(carries, logs, started=start)
     checkpointer = None
     if config.checkpoint_every_minutes is not None or config.resume:
         checkpointer = Checkpointer(
@@ -330,7 +331,7 @@ def run_anakin(config: AnakinConfig) -> Dict[str, Any]:
                 )
             if target is not None and all(log.tracker.is_full and log.tracker.average >= target for log in logs):
                 break
-    wall_seconds = time.time() - start + state.earlier_wall_seconds
+    wall_seconds = time.time() - state.started + state.earlier_wall_seconds
     # The wall seconds mean little without the chip: "cpu: cpu", "gpu: NVIDIA H200", ...
     device = f"{jax.default_backend()}: {jax.devices()[0].device_kind}"
 
@@ -362,12 +363,12 @@ class _RunState(Saveable):
     """What a checkpoint holds of a run: every seed's carry (saved as arrays) and, through `_Progress`, the
     iterations done and each seed's log counts."""
 
-    def __init__(self, carries: Any, logs: Sequence[_SeedLog]):
+    def __init__(self, carries: Any, logs: Sequence[_SeedLog], started: float):
         self.carries = carries
         self.logs = logs
         self.iterations = 0
         self.earlier_wall_seconds = 0.0  # the wall seconds of the runs this one resumes
-        self.started = time.time()
+        self.started = started  # this process's start (time.time())
 
     def save(self) -> Any:
         return self.carries
@@ -425,9 +426,7 @@ def read_anakin_config(run_dir: str, **changes: Any) -> AnakinConfig:
     try:
         with open(path) as f:
             saved = json.load(f)
-        agent_config = agent_definition(saved["agent"]).config_class(
-            **{key: tuple(value) if isinstance(value, list) else value
-               for key, value in saved.pop("agent_config").items()})
+        agent_config = make_agent_config(saved["agent"], config_overrides(saved.pop("agent_config")))
         saved["seeds"] = tuple(saved["seeds"])
         return AnakinConfig(**{**saved, **changes}, agent_config=agent_config, run_dir=run_dir, resume=True)
     except (OSError, json.JSONDecodeError, KeyError, TypeError) as error:
@@ -445,10 +444,9 @@ def latest_checkpoint_of(config: AnakinConfig) -> str:
     return path
 
 
-def _resume_logs(config: AnakinConfig) -> str:
-    """Cuts every seed's CSV logs back to the latest checkpoint (rows written after it belong to the lost part of
-    the run); returns the checkpoint's path."""
-    path = latest_checkpoint_of(config)
+def _resume_logs(config: AnakinConfig, path: str) -> None:
+    """Cuts every seed's CSV logs back to the checkpoint at `path` (rows written after it belong to the lost part
+    of the run)."""
     metadata = read_metadata(path)
     check_metadata(path, metadata, _identity(config))  # another run's checkpoint: refused before any log is cut
     seeds = {str(seed_state["seed"]): seed_state for seed_state in read_json_state(path, "progress")["seeds"]}
@@ -457,7 +455,6 @@ def _resume_logs(config: AnakinConfig) -> str:
         if str(seed) in metadata.get("logs", {}) and str(seed) in seeds:
             counts = {key: seeds[str(seed)][key] for key in ("actor_steps", "learner_steps")}
             truncate_logs(directory, metadata["logs"][str(seed)], counts)
-    return path
 
 
 @dataclasses.dataclass(frozen=True)

@@ -141,6 +141,12 @@ def read_run_options(run_dir: str) -> RunOptions:
         return RunOptions(**json.load(f))
 
 
+def config_overrides(agent_config: Dict[str, Any]) -> list:
+    """A saved agent config (field -> value) as `--config FIELD=VALUE` texts, which
+    `launch.experiments.overrides` parses back to each field's type."""
+    return [f"{key}={_override(value)}" for key, value in agent_config.items()]
+
+
 def _override(value: Any) -> str:
     """A config value as `--config` text (launch.experiments.overrides parses it back to the field's type)."""
     if isinstance(value, (list, tuple)):
@@ -191,7 +197,7 @@ def resume_arguments(run_dir: str) -> dict:
             agent=saved["agent"], environment=saved["env"], seed=saved["seed"], run_dir=run_dir,
             evaluation_every=saved["evaluation_every"], stop_at_average_return=saved["stop_at_average_return"],
             return_window=saved["return_window"], target_return=saved["threshold"],
-            config_overrides=[f"{key}={_override(value)}" for key, value in saved["agent_config"].items()],
+            config_overrides=config_overrides(saved["agent_config"]),
         )
         if saved.get("dataset"):
             arguments.update(dataset=saved["dataset"], max_num_learner_steps=saved["max_num_learner_steps"],
