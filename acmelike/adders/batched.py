@@ -26,6 +26,7 @@ import jax
 import numpy as np
 
 from acmelike.adders.base import Adder
+from acmelike.adders.reverb_base import AdderInterrupted, close_writer
 from acmelike.types import ReplaySample, SampleInfo
 
 _FIRST = np.int8(dm_env.StepType.FIRST)
@@ -237,8 +238,6 @@ class BatchedAdder:
         """`writer.flush`, waiting in slices so that `interrupt()` can end the wait."""
         from reverb import errors  # lazy: importing acmelike.adders must not import Reverb
 
-        from acmelike.adders.reverb_base import AdderInterrupted
-
         while True:
             if self._interrupted.is_set():
                 raise AdderInterrupted("BatchedAdder was interrupted while waiting for the replay server.")
@@ -259,8 +258,9 @@ class BatchedAdder:
         self._interrupted.set()
 
     def close(self) -> None:
-        """Sends what is stored and closes the writer; fewer than K pending items of a table are dropped."""
-        self._writer.close()
+        """Sends what is stored and closes the writer; fewer than K pending items of a table are dropped. After
+        `interrupt()` it waits a bounded time (`acmelike.adders.reverb_base.close_writer`)."""
+        close_writer(self._writer, self._interrupted)
 
 
 def _sub_timestep(timestep: dm_env.TimeStep, i: int) -> dm_env.TimeStep:

@@ -56,8 +56,26 @@ class AdderInterrupted(RuntimeError):
 # Blocking calls to the server wait in slices this long, checking for `interrupt()` in between.
 _WAIT_SLICE_MS = 200
 _SERVER_INFO_WAIT_S = 1  # server_info takes whole seconds
+# How long `close()` waits for the writer once the adder is interrupted (a Launchpad node has 10 s to stop).
+CLOSE_WAIT_AFTER_INTERRUPT_S = 3.0
 
 LEARNED = "the first step of this adder's first episode (the table has no signature)"
+
+
+def close_writer(writer, interrupted: threading.Event) -> None:
+    """`writer.close()`, which sends what is pending; once `interrupted` is set, waited on for a bounded time.
+
+    Sending waits on the server's rate limiter, and a stopping program's learner no longer samples (an IMPALA
+    queue that nobody drains stays full): the close then never returns. Reverb's close takes no timeout, so an
+    interrupted adder closes on a daemon thread and gives up on it after `CLOSE_WAIT_AFTER_INTERRUPT_S`; the items
+    still pending are lost with the program that is stopping anyway.
+    """
+    if not interrupted.is_set():
+        writer.close()
+        return
+    closer = threading.Thread(target=writer.close, name="adder-close", daemon=True)
+    closer.start()
+    closer.join(CLOSE_WAIT_AFTER_INTERRUPT_S)
 
 
 class StepContext:
@@ -176,8 +194,11 @@ class ReverbAdder(Adder):
         self._interrupted.set()
 
     def close(self) -> None:
-        """Sends what is pending and closes the writer's stream (a Reverb server waits on open streams to stop)."""
-        self._writer.close()
+        """Sends what is pending and closes the writer's stream (a Reverb server waits on open streams to stop).
+
+        After `interrupt()` it waits at most `CLOSE_WAIT_AFTER_INTERRUPT_S` (see `close_writer`).
+        """
+        close_writer(self._writer, self._interrupted)
 
     def reset(self) -> None:
         """Drops the partial episode; items already created are still sent."""

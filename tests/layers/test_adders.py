@@ -10,6 +10,7 @@ reward r_t = 2^t (received after a_t), extras {"logp": -t}. Tables are FIFO queu
 
 import subprocess
 import sys
+import threading
 from types import SimpleNamespace
 
 import dm_env
@@ -22,6 +23,8 @@ from stack import require
 reverb = require("reverb")
 
 from acmelike.adders import EndBehavior, EpisodeAdder, InvalidStepError, NStepTransitionAdder, SequenceAdder
+from acmelike.adders import reverb_base
+from acmelike.adders.batched import BatchedAdder
 from acmelike.replay.local import LocalReplay
 from acmelike.specs import EnvironmentSpec
 
@@ -405,6 +408,46 @@ def test_errors_add_before_add_first_and_extras_change(replay):
         assert table_size(client, table) > 0  # the episode itself was written
     with pytest.raises(ValueError, match="not in table_names"):
         NStepTransitionAdder(client=client, table_names="nstep", n_step=1, discount=0.9, priority_fns={"x": None})
+
+
+class _StuckWriter:
+    """A writer whose close waits for the server for ever (a stopped learner no longer drains its queue)."""
+
+    def __init__(self):
+        self.closes, self.released = 0, threading.Event()
+
+    def close(self):
+        self.closes += 1
+        self.released.wait()
+
+
+def _nstep_adder(client):
+    return NStepTransitionAdder(client=client, table_names="t", n_step=1, discount=0.9)
+
+
+@pytest.mark.parametrize(
+    "make_adder",
+    [_nstep_adder, lambda c: BatchedAdder(client=c, num_envs=2, make_adder=_nstep_adder)],
+    ids=["nstep", "batched"],
+)
+def test_an_interrupted_adder_closes_without_waiting_for_ever(make_adder, monkeypatch):
+    monkeypatch.setattr(reverb_base, "CLOSE_WAIT_AFTER_INTERRUPT_S", 0.2)
+    writer = _StuckWriter()
+    adder = make_adder(SimpleNamespace(trajectory_writer=lambda num_keep_alive_refs: writer))
+    adder.interrupt()
+    closing = threading.Thread(target=adder.close, daemon=True)
+    closing.start()
+    closing.join(5.0)
+    assert not closing.is_alive(), "close() after interrupt() waited on the writer for ever"
+    assert writer.closes == 1  # it did try to send what was pending
+    writer.released.set()
+
+
+def test_an_adder_that_was_not_interrupted_closes_its_writer_before_returning():
+    writer = _StuckWriter()
+    writer.released.set()
+    _nstep_adder(SimpleNamespace(trajectory_writer=lambda num_keep_alive_refs: writer)).close()
+    assert writer.closes == 1
 
 
 def test_adder_modules_import_neither_tensorflow_nor_reverb():

@@ -35,7 +35,6 @@ from launch.experiments.config import ExperimentConfig
 ENDED_FILE = "ended.json"  # written by the node that ends the program (see `end_program`)
 
 
-_CLOSE_WAIT_S = 3.0  # an actor's wait for its replay writer to close at the end (Launchpad allows a node 10 s)
 
 
 def _stopping() -> bool:
@@ -250,11 +249,11 @@ class ActorNode(core.Worker):
             finally:
                 # Under local_mt the process outlives this node (an interrupted episode ends it too): a Reverb
                 # server stopping waits out a 5 s deadline on each writer stream still open. Closing sends what is
-                # pending, which waits forever on a queue the stopped learner no longer drains (IMPALA's): the
-                # node does not wait for it longer than `_CLOSE_WAIT_S`, or Launchpad kills the whole runtime.
-                closer = threading.Thread(target=self._adder.close, name=f"{self._name}-close", daemon=True)
-                closer.start()
-                closer.join(_CLOSE_WAIT_S)
+                # pending, which can wait forever on a queue the stopped learner no longer drains (IMPALA's); an
+                # interrupted adder's close gives up after a few seconds, before Launchpad kills the runtime. The
+                # stop thread above may not have run yet, hence the interrupt here.
+                self._adder.interrupt()
+                self._adder.close()
             # No final counter flush: the counter node may already be gone, and the budget has been met.
 
 
