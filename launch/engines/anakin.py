@@ -436,12 +436,27 @@ def read_anakin_config(run_dir: str, **changes: Any) -> AnakinConfig:
 def latest_checkpoint_of(config: AnakinConfig) -> str:
     """The newest complete checkpoint of `config.run_dir`; CheckpointError saying what to do if there is none."""
     path = latest_checkpoint(os.path.join(config.run_dir, CHECKPOINTS))
+    if path is None and _finished(config.run_dir):  # a normal end keeps no checkpoint: there is nothing left to run
+        raise CheckpointError(
+            f"Cannot resume {config.run_dir}: the run finished (its summary.json says so), so there is nothing "
+            f"left to train. To train longer, start a new run with a larger --steps "
+            f"(another --run-dir, or --overwrite)."
+        )
     if path is None:
         raise CheckpointError(
             f"Cannot resume {config.run_dir}: it holds no complete Anakin checkpoint (it is kept with "
             f"--checkpoint-every MINUTES, and when a signal stops the run). Start the run again with --overwrite."
         )
     return path
+
+
+def _finished(run_dir: str) -> bool:
+    """Whether `run_dir` holds the summary of a run that ended at its budget (not stopped by a signal)."""
+    try:
+        with open(os.path.join(run_dir, "summary.json")) as f:
+            return json.load(f).get("interrupted") is False
+    except (OSError, json.JSONDecodeError, AttributeError):
+        return False
 
 
 def _resume_logs(config: AnakinConfig, path: str) -> None:

@@ -264,6 +264,12 @@ def test_a_killed_run_resumes_from_its_checkpoint_to_the_uninterrupted_result(tm
 def test_resuming_a_run_without_a_checkpoint_says_so(tmp_path):
     from acmelike.checkpointing import CheckpointError
 
+    config = AnakinConfig(agent="ppo", environment=CARTPOLE, max_num_actor_steps=100, run_dir=str(tmp_path), resume=True)
     with pytest.raises(CheckpointError, match="no complete Anakin checkpoint"):
-        run_anakin(AnakinConfig(agent="ppo", environment=CARTPOLE, max_num_actor_steps=100, run_dir=str(tmp_path),
-                                resume=True))
+        run_anakin(config)
+    (tmp_path / "summary.json").write_text(json.dumps({"interrupted": True}))  # stopped before its first checkpoint
+    with pytest.raises(CheckpointError, match="no complete Anakin checkpoint"):
+        run_anakin(config)
+    (tmp_path / "summary.json").write_text(json.dumps({"interrupted": False}))  # a normal end keeps no checkpoint
+    with pytest.raises(CheckpointError, match="the run finished .* larger --steps"):
+        run_anakin(config)
