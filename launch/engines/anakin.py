@@ -16,6 +16,7 @@ would have (the same calls in the same order).
                                         max_num_actor_steps=500_000, seeds=(0, 1, 2, 3)))
 """
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -202,23 +203,27 @@ class _SeedLog:
     """One seed's episodes: ReturnTracker, actor.csv / learner.csv rows (and TensorBoard scalars), counts."""
 
     def __init__(self, seed: int, directory: Optional[str], tracker: ReturnTracker, tensorboard: bool = False,
-                 resumed: bool = False):
+                 resumed_at: Optional[Dict[str, int]] = None):
+        """`resumed_at`: the seed's counts at the checkpoint a resumed run starts from (None: a new run)."""
         self.seed = seed
         self.directory = directory
         self.tracker = tracker
         self.actor_steps = 0
         self.learner_steps = 0
-        self.actor_log = self._logger("actor", "actor_steps", tensorboard, resumed)
-        self.learner_log = self._logger("learner", "learner_steps", tensorboard, resumed)
+        self.actor_log = self._logger("actor", "actor_steps", tensorboard, resumed_at)
+        self.learner_log = self._logger("learner", "learner_steps", tensorboard, resumed_at)
 
-    def _logger(self, label: str, step_key: str, tensorboard: bool, resumed: bool):
+    def _logger(self, label: str, step_key: str, tensorboard: bool, resumed_at: Optional[Dict[str, int]]):
         if not self.directory:
             return NoOpLogger()
-        csv_logger = CSVLogger(self.directory, label, append=resumed)
+        csv_logger = CSVLogger(self.directory, label, append=resumed_at is not None)
         if not tensorboard:
             return csv_logger
-        return Dispatcher([csv_logger,
-                           TensorBoardLogger(os.path.join(self.directory, "tensorboard"), label, step_key=step_key)])
+        # A resumed run hides from TensorBoard what the stopped run logged after its checkpoint (its CSV rows are
+        # cut back by `_resume_logs`), so a curve never doubles back.
+        purge = resumed_at[step_key] + 1 if resumed_at and step_key in resumed_at else None
+        return Dispatcher([csv_logger, TensorBoardLogger(os.path.join(self.directory, "tensorboard"), label,
+                                                         step_key=step_key, purge_step=purge)])
 
     def save(self) -> Dict[str, Any]:
         return {"seed": self.seed, "actor_steps": self.actor_steps, "learner_steps": self.learner_steps,
@@ -285,11 +290,10 @@ def run_anakin(config: AnakinConfig) -> Dict[str, Any]:
     compile_seconds = time.time() - compile_start
 
     threshold = config.resolved_threshold
-    if resumed_from is not None:
-        _resume_logs(config, resumed_from)
+    resumed_at = _resume_logs(config, resumed_from) if resumed_from is not None else None
     logs = [
         _SeedLog(seed, _seed_dir(config, seed), ReturnTracker(config.return_window, threshold), config.tensorboard,
-                 resumed=resumed_from is not None)
+                 resumed_at=None if resumed_at is None else resumed_at.get(seed, {}))
         for seed in config.seeds
     ]
     state = _RunState(carries, logs, started=start)
@@ -311,8 +315,9 @@ def run_anakin(config: AnakinConfig) -> Dict[str, Any]:
             checkpointer.save(state.iterations * agent.rows_per_iteration, logs=sizes)
 
     # Ctrl-C / SIGTERM end the run after the jitted call in flight: logs, summaries and curves are still written
-    # (and a checkpoint, if the run keeps them).
-    with StopRequests() as stop:
+    # (and a checkpoint, if the run keeps them). An error (a NaN loss, ...) closes the logs before it propagates, so
+    # what was logged reaches the files, TensorBoard's buffered events too.
+    with StopRequests() as stop, _closed_on_error(logs):
         while state.iterations < total and not stop.requested:
             active = min(length, total - state.iterations)
             state.carries, outputs = chunk(state.carries, active)
@@ -450,6 +455,16 @@ def latest_checkpoint_of(config: AnakinConfig) -> str:
     return path
 
 
+@contextlib.contextmanager
+def _closed_on_error(logs: Sequence[_SeedLog]):
+    try:
+        yield
+    except BaseException:
+        for log in logs:
+            log.close()
+        raise
+
+
 def _finished(run_dir: str) -> bool:
     """Whether `run_dir` holds the summary of a run that ended at its budget (not stopped by a signal)."""
     try:
@@ -459,17 +474,20 @@ def _finished(run_dir: str) -> bool:
         return False
 
 
-def _resume_logs(config: AnakinConfig, path: str) -> None:
+def _resume_logs(config: AnakinConfig, path: str) -> Dict[int, Dict[str, int]]:
     """Cuts every seed's CSV logs back to the checkpoint at `path` (rows written after it belong to the lost part
-    of the run)."""
+    of the run); returns each seed's counts (actor_steps, learner_steps) at the checkpoint."""
     metadata = read_metadata(path)
     check_metadata(path, metadata, _identity(config))  # another run's checkpoint: refused before any log is cut
     seeds = {str(seed_state["seed"]): seed_state for seed_state in read_json_state(path, "progress")["seeds"]}
+    counts_of = {}
     for seed in config.seeds:
-        directory = _seed_dir(config, seed)
-        if str(seed) in metadata.get("logs", {}) and str(seed) in seeds:
-            counts = {key: seeds[str(seed)][key] for key in ("actor_steps", "learner_steps")}
-            truncate_logs(directory, metadata["logs"][str(seed)], counts)
+        if str(seed) not in seeds:
+            continue
+        counts_of[seed] = {key: int(seeds[str(seed)][key]) for key in ("actor_steps", "learner_steps")}
+        if str(seed) in metadata.get("logs", {}):
+            truncate_logs(_seed_dir(config, seed), metadata["logs"][str(seed)], counts_of[seed])
+    return counts_of
 
 
 @dataclasses.dataclass(frozen=True)

@@ -9,6 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from stack import require
+from tensorboard_events import read_scalars
 
 require("gymnax")
 
@@ -211,7 +212,7 @@ def test_ctrl_c_ends_an_anakin_run_cleanly_with_an_interrupted_summary(tmp_path)
 def test_a_killed_run_resumes_from_its_checkpoint_to_the_uninterrupted_result(tmp_path, monkeypatch):
     """Checkpoints after every call; the process dies in its fourth call, and the checkpoint of the third is lost
     with it (killed between the logs and the save). The resumed run cuts the logs back to the second checkpoint and
-    computes exactly what the uninterrupted run did: same returns, same CSV rows."""
+    computes exactly what the uninterrupted run did: same returns, same CSV rows, same TensorBoard curves."""
     import dataclasses
     import shutil
 
@@ -221,7 +222,7 @@ def test_a_killed_run_resumes_from_its_checkpoint_to_the_uninterrupted_result(tm
     def config(run_dir, **changes):
         return AnakinConfig(agent="dqn", environment=CARTPOLE, max_num_actor_steps=5 * 8 * 32, seeds=(0, 1),
                             agent_config=DQNConfig(hidden_sizes=(32,), min_replay_size=100), run_dir=str(run_dir),
-                            iterations_per_call=8, progress_period_s=0, **changes)
+                            iterations_per_call=8, progress_period_s=0, tensorboard=True, **changes)
 
     uninterrupted = run_anakin(config(tmp_path / "whole"))
 
@@ -259,6 +260,11 @@ def test_a_killed_run_resumes_from_its_checkpoint_to_the_uninterrupted_result(tm
     for seed in ("seed_0", "seed_1"):
         for log in ("actor.csv", "learner.csv"):
             assert (run_dir / seed / log).read_text() == (tmp_path / "whole" / seed / log).read_text(), log
+        for label in ("actor", "learner"):  # the killed run's third call is in its events; the resumed run hides it
+            events = run_dir / seed / "tensorboard" / label
+            assert read_scalars(str(events)) == read_scalars(str(tmp_path / "whole" / seed / "tensorboard" / label))
+    assert read_scalars(str(run_dir / "seed_0" / "tensorboard" / "actor"), purge=False) != read_scalars(
+        str(tmp_path / "whole" / "seed_0" / "tensorboard" / "actor"), purge=False)  # there was something to hide
 
 
 def test_resuming_a_run_without_a_checkpoint_says_so(tmp_path):
