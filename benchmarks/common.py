@@ -21,18 +21,30 @@ RESULTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"
 
 
 def machine_info() -> Dict[str, Any]:
-    cpu = platform.processor() or "unknown"
+    """The machine, including what identifies its CPU beyond the marketing name: XLA compiles for the host's
+    instruction set, so float results (and a seeded run's whole course) can differ between CPU generations that
+    share a name ("AMD EPYC")."""
+    cpu, fields = platform.processor() or "unknown", {}
     try:
         with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
+            for line in f:
+                key, _, value = line.partition(":")
+                fields.setdefault(key.strip(), value.strip())
+    except OSError:
         pass
-    return {
-        "cpu_model": cpu,
+    flags = set(fields.get("flags", "").split())
+    vector_isa = next((isa for isa in ("avx512f", "avx2", "avx", "sse4_2") if isa in flags), None)
+    info = {
+        "cpu_model": fields.get("model name", cpu),
         "cores": os.cpu_count(),
         "python": platform.python_version(),
         "platform": platform.platform(),
     }
+    if "cpu family" in fields:
+        info["cpu_id"] = f"family {fields['cpu family']} model {fields.get('model', '?')}"
+    if vector_isa:
+        info["vector_isa"] = vector_isa
+    return info
 
 
 def package_versions(names: List[str]) -> Dict[str, str]:

@@ -315,8 +315,7 @@ def _cells(suite: Suite, finished, failed: List[dict]) -> List[str]:
                      f"{commit} |")
     lines.append("")
     # A record made from a run trained elsewhere (--record-finished) names that run's device, not a machine.
-    machines = sorted({f"{r['machine'].get('cpu_model')}, {r['machine'].get('cores')} cores, Python "
-                       f"{r['machine'].get('python')}" if r.get("machine") else f"{r.get('device')} (trained "
+    machines = sorted({_machine(r["machine"]) if r.get("machine") else f"{r.get('device')} (trained "
                        f"elsewhere, recorded from its run directory)" for r in records})
     packages = sorted({", ".join(f"{name} {version}" for name, version in sorted(r["packages"].items()))
                        for r in records if r.get("packages")})
@@ -330,6 +329,17 @@ def _cells(suite: Suite, finished, failed: List[dict]) -> List[str]:
                          f"(`{record.get('log')}`: {last.strip()[:200]})")
         lines.append("")
     return lines
+
+
+def _machine(machine: dict) -> str:
+    """A record's machine in words; the CPU's family, model and vector instructions where the record has them
+    (older records name only the model name and the kernel's platform string)."""
+    cpu = machine.get("cpu_model")
+    if machine.get("cpu_id"):
+        cpu += f" ({machine['cpu_id']}, {machine.get('vector_isa', '?')})"
+    else:
+        cpu += f" (platform {machine.get('platform', '?')})"
+    return f"{cpu}, {machine.get('cores')} cores, Python {machine.get('python')}"
 
 
 def _greedy_cell(record: dict) -> str:
