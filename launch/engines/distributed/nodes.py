@@ -35,8 +35,6 @@ from launch.experiments.config import ExperimentConfig
 ENDED_FILE = "ended.json"  # written by the node that ends the program (see `end_program`)
 
 
-
-
 def _stopping() -> bool:
     return runtime.stop_event().is_set()
 
