@@ -161,6 +161,7 @@ def run_group(group: CellGroup, out: str, runs: str, jobs: int = 1,
         where = {"recorded_from_finished_run": True, "commit": provenance()["commit"], "packages": None,
                  "machine": None, "device": (summary.get("seeds") or [summary])[0].get("device")}
     else:
+        where = provenance()  # the tree the training process starts from (it may change while a long cell runs)
         start = time.time()
         with open(log_path, "a" if resumed else "w") as log:
             process = subprocess.Popen([sys.executable, "-m", "launch", *run_argv], cwd=REPO, stdout=log,
@@ -170,7 +171,6 @@ def run_group(group: CellGroup, out: str, runs: str, jobs: int = 1,
         if resumable_stop(group, exit_code, run_dir):
             return {}  # no record: the group is unfinished, and the next invocation resumes it
         wall_seconds, cpu_seconds = round(time.time() - start, 2), round(usage.ru_utime + usage.ru_stime, 2)
-        where = provenance()
     common = {
         "suite": group.suite.name,
         "agent": group.agent,

@@ -347,9 +347,13 @@ MINATAR = Suite(
         "first 9,728 steps on the VM, was stopped (checkpoint), and resumed on the H200 to 1M (its wall seconds, "
         "920, add the two parts; trained with jax 0.11.2, jaxlib 0.11.2, flax 0.12.8, optax 0.2.8, rlax 0.1.9, "
         "chex 0.1.92, numpy 2.5.2, gymnax 0.0.9) and was recorded with --record-finished, so its records name that "
-        "device instead of a machine and packages. SpaceInvaders' group reached 514,560 steps there, went on on the "
-        "VM to 615,936 (its checkpoint), and resumes from there on the next invocation; Asterix and Freeway are not run yet (Asterix's environment "
-        "steps about ten times slower than the others on the H200).",
+        "device instead of a machine and packages. SpaceInvaders' group ran its first 514,560 steps per seed there "
+        "(80 s), then on the VM to 1M in two invocations (2026-11-27 and 28; one resume each, from the checkpoint "
+        "the stop before left): its records give the last invocation's wall and CPU seconds (4,651 and 4,750), "
+        "machine, packages and commit (its training process started at 00a9b76, the same DQN and Anakin code), and "
+        "its summary.json the whole run's wall seconds (6,611). Freeway's group is part way on the VM (its checkpoint, in runs/results/ on that VM only, resumes on the next "
+        "invocation there). Asterix is not run yet (its "
+        "environment steps about ten times slower than the others on the H200).",
         "PPO's references are at 10M steps, ten times our budget, so no verdict. gymnax-blines' PPO settings "
         "(agents/<game>/ppo.yaml) are the preset's but for discount 0.999 (ours 0.99) and a learning-rate warm-up "
         "over the first 5% of updates; both are MLPs of 2 x 256 units on the flattened image.",
