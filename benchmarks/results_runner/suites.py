@@ -351,8 +351,8 @@ MINATAR = Suite(
         "(80 s), then on the VM to 1M in two invocations (2026-11-27 and 28; one resume each, from the checkpoint "
         "the stop before left): its records give the last invocation's wall and CPU seconds (4,651 and 4,750), "
         "machine, packages and commit (its training process started at 00a9b76, the same DQN and Anakin code), and "
-        "its summary.json the whole run's wall seconds (6,611). Freeway's and Asterix's groups are part way on the VM (2026-11-28: 342,528 and 95,232 steps per seed, "
-        "last-100 averages 4.4-12.9 and 0.6-0.8; about 10.5 iterations a second each with both running), their "
+        "its summary.json the whole run's wall seconds (6,611). Freeway's and Asterix's groups are part way on the VM (2026-11-28: 427,520 and 194,560 steps per seed, "
+        "last-100 averages 4.2-9.2 and 0.6-0.9; about 10 iterations a second each with both running), their "
         "checkpoints in runs/results/ on that VM only: the next invocation there resumes them. (Asterix's "
         "environment stepped about ten times slower than the others on the H200; on the VM its iterations cost "
         "about what the other games' do.)",
