@@ -40,7 +40,7 @@ from acmelike.loggers.plotting import plot_run_learning_curve
 from launch.experiments.interrupts import StopRequests
 from launch.experiments.make import environment_threshold, make_agent_config
 from launch.experiments.summaries import ReturnTracker, average_return, run_summary, write_summary
-from launch.lifecycle.logs import log_sizes, truncate_logs
+from launch.lifecycle.logs import first_step_after, log_sizes, truncate_logs
 from launch.lifecycle.run_directory import DEFAULT_CHECKPOINT_MINUTES, config_overrides
 from launch.registry import agent_definition, anakin_agents
 
@@ -221,7 +221,7 @@ class _SeedLog:
             return csv_logger
         # A resumed run hides from TensorBoard what the stopped run logged after its checkpoint (its CSV rows are
         # cut back by `_resume_logs`), so a curve never doubles back.
-        purge = resumed_at[step_key] + 1 if resumed_at and step_key in resumed_at else None
+        purge = first_step_after(resumed_at, step_key) if resumed_at is not None else None
         return Dispatcher([csv_logger, TensorBoardLogger(os.path.join(self.directory, "tensorboard"), label,
                                                          step_key=step_key, purge_step=purge)])
 

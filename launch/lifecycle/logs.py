@@ -63,7 +63,12 @@ def node_logger(run_dir: Optional[str], label: str, step_key: Optional[str] = No
 
 def purge_step(checkpoint: str, step_key: Optional[str]) -> Optional[int]:
     """The first TensorBoard step past `checkpoint` on the `step_key` axis (a count the checkpoint holds)."""
-    counts = read_counts(checkpoint)
+    return first_step_after(read_counts(checkpoint), step_key)
+
+
+def first_step_after(counts: dict, step_key: Optional[str]) -> Optional[int]:
+    """The first TensorBoard step past a checkpoint's `counts` on the `step_key` axis (None if they lack it):
+    a resumed logger's `purge_step`."""
     return int(counts[step_key]) + 1 if step_key in counts else None
 
 
