@@ -3,7 +3,9 @@
 Launchpad's stopper signals the launcher process and may kill it, so tests never launch programs inside pytest.
 """
 
+import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -23,6 +25,10 @@ class Launcher:
 
     With `own_process_group`, the launcher leads a new process group, so a test can signal the whole group as a
     terminal's Ctrl-C does (`signal_group`). With `separate_stderr`, `output` is stdout alone (`errors`: stderr).
+
+    A launcher still running at a `wait`'s deadline is sent SIGABRT before it is killed: with Python's faulthandler
+    on (PYTHONFAULTHANDLER, set here) it prints every thread's stack, which the test's failure then shows, so a hang
+    names where it hung.
     """
 
     def __init__(self, *args, run_dir, command_line: bool = False, own_process_group: bool = False,
@@ -35,7 +41,7 @@ class Launcher:
         self.process = subprocess.Popen(
             [sys.executable, *program, *map(str, args), "--run-dir", self.run_dir],
             stdout=self._stdout, stderr=self._stderr or subprocess.STDOUT, text=True,
-            start_new_session=own_process_group,
+            start_new_session=own_process_group, env={**os.environ, "PYTHONFAULTHANDLER": "1"},
         )
         self.descendants = set()
         self.errors = ""
@@ -68,12 +74,30 @@ class Launcher:
         deadline = time.time() + timeout
         self._watch(lambda: time.time() >= deadline)
         if self.process.poll() is None:
-            self.kill()
-            pytest.fail(f"launcher still running after {timeout} s:\n{self._read(self._stdout)[-5000:]}")
+            self._fail(f"launcher still running after {timeout} s")
         self.output = self._read(self._stdout)
         if self._stderr is not None:
             self.errors = self._read(self._stderr)
         return self.process.returncode
+
+    def wait_until(self, condition, timeout, what: str) -> None:
+        """Polls until `condition()` holds; fails the test, with the launcher's output, if it exits first or
+        `timeout` seconds pass (a launcher still running is stopped, its stacks printed first)."""
+        deadline = time.time() + timeout
+        self._watch(lambda: condition() or time.time() >= deadline)
+        if not condition():
+            self._fail(f"{what} did not happen within {timeout} s (launcher exit code {self.process.poll()})")
+
+    def _fail(self, message: str):
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGABRT)  # faulthandler prints every thread's stack, then it dies
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+            self.kill()
+        errors = "" if self._stderr is None else f"\nstderr:\n{self._read(self._stderr)[-5000:]}"
+        pytest.fail(f"{message}:\n{self._read(self._stdout)[-5000:]}{errors}")
 
     @staticmethod
     def _read(file) -> str:
@@ -82,9 +106,7 @@ class Launcher:
 
     def wait_for_progress(self, timeout):
         path = os.path.join(self.run_dir, "progress.json")
-        deadline = time.time() + timeout
-        self._watch(lambda: os.path.exists(path) or time.time() >= deadline)
-        assert os.path.exists(path), "the program never reported progress"
+        self.wait_until(lambda: os.path.exists(path), timeout, "the program's first progress report")
 
     def left_behind(self):
         time.sleep(0.5)
@@ -118,6 +140,13 @@ def kill_the_still_running() -> list:
             killed.append(" ".join(map(str, launcher.process.args))[:200])
     Launcher.started.clear()
     return killed
+
+
+def last_json_line(output) -> dict:
+    """The JSON object a command prints alone on its last line (its summary)."""
+    summary = json.loads(output.rstrip("\n").splitlines()[-1])
+    assert isinstance(summary, dict)
+    return summary
 
 
 def line_after(output, prefix):

@@ -3,17 +3,20 @@ fully jitted (several seeds vmapped in one call), with the summary and files of 
 
 import json
 import os
+import signal
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from program_launcher import Launcher, last_json_line
 from stack import require
 from tensorboard_events import read_scalars
 
 require("gymnax")
 
 from acmelike.actors import categorical_policy_core  # noqa: E402
+from acmelike.checkpointing import latest_checkpoint  # noqa: E402
 from acmelike.anakin import StepRecord, StepStream, make_gymnax_environment, n_step_transitions  # noqa: E402
 from agents.dqn import DQNConfig  # noqa: E402
 from agents.ppo import PPOConfig  # noqa: E402
@@ -182,31 +185,28 @@ def test_command_line_rejects_what_anakin_cannot_run(arguments, message, capsys)
 
 
 def test_ctrl_c_ends_an_anakin_run_cleanly_with_an_interrupted_summary(tmp_path):
-    """SIGINT once the jitted loop runs: the run stops after the call in flight and writes its summaries, marked
-    interrupted with the signal's name, instead of a traceback."""
-    import signal
-    import threading
-
-    actor_log = tmp_path / "seed_0" / "actor.csv"
-
-    def interrupt_once_learning():
-        # The loop has started once the first episodes are logged. No deadline here: compiling can take minutes
-        # on a loaded machine. Should the signal never come, the run still ends at its step budget and the
-        # assertions below fail, rather than the test hanging.
-        while not (actor_log.exists() and actor_log.stat().st_size > 200):
-            threading.Event().wait(0.05)
-        os.kill(os.getpid(), signal.SIGINT)
-
-    threading.Thread(target=interrupt_once_learning, daemon=True).start()
-    # The learning fixture's loop (seeds, config, iterations per call): its compiled form comes from the cache.
-    summary = run_anakin(AnakinConfig(agent="ppo", environment=CARTPOLE, max_num_actor_steps=5_000_000,
-                                      seeds=(0, 1), agent_config=PPOConfig(), run_dir=str(tmp_path),
-                                      iterations_per_call=16, progress_period_s=0))
+    """SIGINT to the command once its jitted loop runs, as a terminal's Ctrl-C sends it: the run stops after the
+    call in flight, keeps a checkpoint, writes its summaries marked interrupted with the signal's name, and exits
+    130. A subprocess: the test is about the process (its signal and exit code), and a run that never stops fails
+    here at its deadline, with its stacks, instead of holding up the suite."""
+    run_dir = tmp_path / "run"
+    actor_log = run_dir / "seed_0" / "actor.csv"
+    launcher = Launcher("--launch", "anakin", "--agent", "ppo", "--env", CARTPOLE, "--seeds", "0,1",
+                        "--steps", 5_000_000, "--progress-seconds", 60, run_dir=run_dir, command_line=True,
+                        own_process_group=True, separate_stderr=True)
+    # The loop has started once the first episodes are logged (compiling can take a minute on a loaded machine).
+    launcher.wait_until(lambda: actor_log.exists() and actor_log.stat().st_size > 200, timeout=300,
+                        what="seed 0's first episodes in actor.csv")
+    launcher.signal_group(signal.SIGINT)
+    assert launcher.wait(timeout=120) == 130, launcher.errors[-3000:]
+    assert "Traceback" not in launcher.errors
+    summary = last_json_line(launcher.output)
     assert summary["interrupted"] is True and summary["signal"] == "SIGINT", summary
     assert all(s["interrupted"] and s["env_steps"] < 5_000_000 for s in summary["seeds"])
-    with open(tmp_path / "summary.json") as f:
-        assert json.load(f)["interrupted"] is True
-    assert (tmp_path / "seed_1" / "learning_curve.png").exists()
+    assert json.loads((run_dir / "summary.json").read_text())["interrupted"] is True
+    assert (run_dir / "seed_1" / "learning_curve.png").exists()
+    assert latest_checkpoint(str(run_dir / "checkpoints")) is not None  # `--resume` continues from here
+    assert launcher.left_behind() == []
 
 
 def test_a_killed_run_resumes_from_its_checkpoint_to_the_uninterrupted_result(tmp_path, monkeypatch):

@@ -2,25 +2,11 @@
 left running, in one process and as a local_mp program signalled the way a terminal signals it (the whole group)."""
 
 import json
-import os
 import signal
-import time
 
 import pytest
-from program_launcher import Launcher
+from program_launcher import Launcher, last_json_line
 from stack import require
-
-
-def _wait_for(path, launcher, timeout):
-    deadline = time.time() + timeout
-    launcher._watch(lambda: os.path.exists(path) or time.time() >= deadline)
-    assert os.path.exists(path), f"{path} never appeared:\n{launcher._read(launcher._stdout)[-3000:]}"
-
-
-def _last_json_line(output):
-    summary = json.loads(output.rstrip("\n").splitlines()[-1])  # the JSON object alone on the last line
-    assert isinstance(summary, dict)
-    return summary
 
 
 @pytest.mark.parametrize("signal_number, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"])
@@ -29,11 +15,11 @@ def test_signal_ends_a_single_process_run_with_an_interrupted_summary(signal_num
     run_dir = tmp_path / "run"
     launcher = Launcher("--agent", "dqn", "--env", "CartPole-v1", "--steps", 1_000_000, "--progress-seconds", 0.5,
                         run_dir=run_dir, command_line=True, own_process_group=True, separate_stderr=True)
-    _wait_for(run_dir / "actor.csv", launcher, timeout=180)
+    launcher.wait_until((run_dir / "actor.csv").exists, timeout=180, what="actor.csv")
     launcher.signal_group(signal_number)
     assert launcher.wait(timeout=60) == code, launcher.errors[-3000:]
     assert "Traceback" not in launcher.errors
-    summary = _last_json_line(launcher.output)
+    summary = last_json_line(launcher.output)
     assert summary["interrupted"] is True and summary["signal"] == signal.Signals(signal_number).name
     assert 0 < summary["env_steps"] < 1_000_000
     assert json.loads((run_dir / "summary.json").read_text())["interrupted"] is True
@@ -47,11 +33,11 @@ def test_ctrl_c_to_the_process_group_stops_a_local_mp_program_within_the_grace_p
     launcher = Launcher("--agent", "dqn", "--env", "CartPole-v1", "--launch", "local_mp", "--actors", 2,
                         "--steps", 1_000_000, "--progress-seconds", 1, run_dir=run_dir, command_line=True,
                         own_process_group=True, separate_stderr=True)
-    _wait_for(run_dir / "progress.json", launcher, timeout=240)
+    launcher.wait_until((run_dir / "progress.json").exists, timeout=240, what="progress.json")
     launcher._record()
     launcher.signal_group(signal.SIGINT)
     code = launcher.wait(timeout=90)
     assert code == 130, (code, launcher.output[-3000:], launcher.errors[-3000:])  # not 137: nothing was SIGKILLed
-    summary = _last_json_line(launcher.output)
+    summary = last_json_line(launcher.output)
     assert summary["interrupted"] is True and summary["launch"] == "local_mp"
     assert launcher.left_behind() == []
