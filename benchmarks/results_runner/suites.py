@@ -351,11 +351,17 @@ MINATAR = Suite(
         "(80 s), then on the VM to 1M in two invocations (2026-11-27 and 28; one resume each, from the checkpoint "
         "the stop before left): its records give the last invocation's wall and CPU seconds (4,651 and 4,750), "
         "machine, packages and commit (its training process started at 00a9b76, the same DQN and Anakin code), and "
-        "its summary.json the whole run's wall seconds (6,611). Freeway's and Asterix's groups are part way on the VM (2026-11-28: 427,520 and 194,560 steps per seed, "
-        "last-100 averages 4.2-9.2 and 0.6-0.9; about 10 iterations a second each with both running), their "
-        "checkpoints in runs/results/ on that VM only: the next invocation there resumes them. (Asterix's "
-        "environment stepped about ten times slower than the others on the H200; on the VM its iterations cost "
-        "about what the other games' do.)",
+        "its summary.json the whole run's wall seconds (6,611). Freeway's group ran on the VM only, over "
+        "several invocations (2026-11-27 and 28, each resuming the last checkpoint): its records give the last one's wall and CPU "
+        "seconds (4,197 and 7,305, from 427,520 steps per seed, alone on the VM for most of it) and commit (32b03db; "
+        "the same DQN and Anakin code as the earlier ones). DQN does not keep what it learns on Freeway: every "
+        "seed's average over 20 episodes peaks by 150k-350k steps (6.1, 14.8, 20.1, 18.9 and 6.0) and falls to "
+        "3.9-5.4 over the last 100 episodes at 1M, with epsilon at 0.1 from 100k steps on, while PPO's MLP reaches "
+        "30.4 (seed 1's learner.csv: mean Q rises to about 0.75 by 200k, then drifts down to 0.37 by 430k). Asterix's group "
+        "is part way on the VM (216,576 steps per seed at its last checkpoint, 2026-11-28; last-100 averages "
+        "0.5-0.7; PPO's MLP: 1.9 at 1M), its checkpoint in runs/results/ on that VM only: the next "
+        "invocation there resumes it. (Asterix's environment stepped about ten times slower than the others on the "
+        "H200; on the VM its iterations cost about what the other games' do.)",
         "PPO's references are at 10M steps, ten times our budget, so no verdict. gymnax-blines' PPO settings "
         "(agents/<game>/ppo.yaml) are the preset's but for discount 0.999 (ours 0.99) and a learning-rate warm-up "
         "over the first 5% of updates; both are MLPs of 2 x 256 units on the flattened image.",
