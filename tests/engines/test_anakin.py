@@ -16,8 +16,8 @@ from tensorboard_events import read_scalars
 require("gymnax")
 
 from acmelike.actors import categorical_policy_core  # noqa: E402
-from acmelike.checkpointing import latest_checkpoint  # noqa: E402
 from acmelike.anakin import StepRecord, StepStream, make_gymnax_environment, n_step_transitions  # noqa: E402
+from acmelike.checkpointing import latest_checkpoint  # noqa: E402
 from agents.dqn import DQNConfig  # noqa: E402
 from agents.ppo import PPOConfig  # noqa: E402
 from launch.engines.anakin import AnakinConfig, parse_seeds, run_anakin  # noqa: E402

@@ -16,7 +16,7 @@ import time
 
 import psutil
 import pytest
-from program_launcher import Launcher, line_after
+from program_launcher import Launcher, last_json_line, line_after
 from stack import long_test, require
 
 require("reverb")
@@ -195,7 +195,7 @@ def test_local_ray_run_stops_on_a_signal_and_leaves_no_ray_process(signal_number
     _wait_for_steps(run_dir, launcher, 300, timeout=400)
     launcher.process.send_signal(signal_number)
     assert launcher.wait(timeout=120) == code, (launcher.output[-3000:], launcher.errors[-3000:])
-    summary = json.loads(launcher.output.rstrip("\n").splitlines()[-1])
+    summary = last_json_line(launcher.output)
     assert summary["interrupted"] is True and summary["signal"] == signal.Signals(signal_number).name
     assert summary["env_steps"] >= 300 and summary["ray_address"] == "local" and summary["ray_init_seconds"] > 0
     placements = _placements(run_dir)

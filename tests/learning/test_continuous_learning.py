@@ -17,7 +17,7 @@ agent's defaults.
 import json
 
 import pytest
-from program_launcher import Launcher
+from program_launcher import Launcher, last_json_line
 from stack import long_test, require
 
 require("reverb")
@@ -71,7 +71,7 @@ def test_sac_learns_pendulum_as_a_local_mp_program_with_two_actors(tmp_path):
         "--config", "variable_update_period=8", run_dir=tmp_path / "run", command_line=True,
     )
     assert launcher.wait(timeout=600) == 0, launcher.output[-5000:]
-    summary = json.loads(launcher.output.strip().splitlines()[-1])
+    summary = last_json_line(launcher.output)
     assert summary["launch"] == "local_mp" and summary["average_evaluator_return"] >= TARGET, summary
     assert summary["env_steps"] <= budget + 2_000, summary
     assert launcher.left_behind() == []
