@@ -38,7 +38,7 @@ def make_update_step(networks: IMPALANetworks, config: IMPALAConfig):
     that CONTINUEs across episodes, with extras `core_state` (the LSTM state that chose each action) and `logits`
     (the behaviour policy). The unroll starts from the first step's stored state and resets wherever an episode
     starts; step t is padding (no action: the row after an episode's last observation) when step t + 1 starts an
-    episode.
+    episode. Rewards enter V-trace multiplied by `config.reward_scale` (the values estimate scaled returns).
     """
     optimizer = make_optimizer(config)
     network = networks.network
@@ -68,7 +68,7 @@ def make_update_step(networks: IMPALANetworks, config: IMPALAConfig):
             logits[:-1],
             values,
             time_major.action[:-1].astype(jnp.int32),
-            time_major.reward[:-1].astype(jnp.float32),
+            config.reward_scale * time_major.reward[:-1].astype(jnp.float32),
             config.discount * time_major.discount[:-1].astype(jnp.float32),
             time_major.extras["logits"][:-1].astype(jnp.float32),
             mask,

@@ -6,6 +6,7 @@ import numpy as np
 import rlax
 
 from acmelike.losses import impala_loss
+from acmelike.networks.recurrent import LSTMState
 
 
 def _reference_vtrace(values, rewards, discounts, rhos, lambda_=1.0, rho_bar=1.0, c_bar=1.0):
@@ -136,3 +137,45 @@ def test_zero_momentum_makes_each_update_depend_on_its_own_batch_only():
 
     assert second_update(adam_momentum_decay=0.0, adam_variance_decay=0.99) > 0  # follows the new gradient
     assert second_update() < 0  # momentum 0.9 still carries the old direction
+
+
+def test_reward_scale_is_the_update_on_rewards_scaled_by_hand():
+    """`reward_scale=s` on rewards r takes the step that the unscaled update takes on s * r (and not the one it
+    takes on r): the scale reaches V-trace and nothing else."""
+    from dm_env import specs
+
+    from acmelike.types import ReplaySample, SampleInfo, Step
+    from agents.impala import IMPALAConfig, make_networks
+    from agents.impala.learning import init_training_state, make_update_step
+    from tests.fakes import discrete_spec
+
+    batch, steps, hidden = 2, 5, 8
+    observations = np.random.default_rng(0).normal(size=(batch, steps + 1, 4)).astype(np.float32)
+    starts = np.zeros((batch, steps + 1), bool)
+    starts[:, 0] = starts[1, 3] = True  # the second sequence's first episode ends inside it
+
+    def update(config, reward):
+        data = Step(
+            observation=observations, action=np.zeros((batch, steps + 1), np.int32),
+            reward=np.full((batch, steps + 1), reward, np.float32), discount=np.ones((batch, steps + 1), np.float32),
+            start_of_episode=starts,
+            extras={"core_state": LSTMState(cell=np.zeros((batch, steps + 1, hidden), np.float32),
+                                            hidden=np.zeros((batch, steps + 1, hidden), np.float32)),
+                    "logits": np.zeros((batch, steps + 1, 3), np.float32)},
+        )
+        sample = ReplaySample(info=SampleInfo(np.arange(batch, dtype=np.uint64), np.ones(batch),
+                                              np.full(batch, batch)), data=data)
+        networks = make_networks(discrete_spec(specs.Array((4,), np.float32, "observation")), config)
+        state = init_training_state(networks, config, jax.random.PRNGKey(0))
+        new_state, metrics, _ = jax.jit(make_update_step(networks, config))(state, sample)
+        return jax.tree_util.tree_leaves(new_state.params), metrics
+
+    plain = IMPALAConfig(hidden_sizes=(hidden,), lstm_size=hidden)
+    scaled = IMPALAConfig(hidden_sizes=(hidden,), lstm_size=hidden, reward_scale=0.1)
+    by_hand_params, by_hand = update(plain, -0.1)
+    by_config_params, by_config = update(scaled, -1.0)
+    _, unscaled = update(plain, -1.0)
+    np.testing.assert_allclose(float(by_config["baseline_loss"]), float(by_hand["baseline_loss"]), rtol=1e-5)
+    for a, b in zip(by_config_params, by_hand_params):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
+    assert float(unscaled["baseline_loss"]) > 10 * float(by_config["baseline_loss"])
