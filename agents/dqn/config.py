@@ -7,13 +7,18 @@ from typing import Tuple
 from acmelike.config_checks import check_field
 from acmelike.networks.torsos import TORSO_NAMES
 
+OPTIMIZERS = ("adam", "rmsprop")
+
 
 @dataclasses.dataclass(frozen=True)
 class DQNConfig:
     """DQN's hyperparameters; every field can be set with `--config field=value`.
 
     Attributes:
-      learning_rate: Adam's step size (after clipping gradients to `max_gradient_norm`); > 0.
+      learning_rate: the optimiser's step size (after clipping gradients to `max_gradient_norm`); > 0.
+      optimizer: one of OPTIMIZERS: "adam" (optax's defaults besides the step size), or "rmsprop", the centered
+        RMSProp of the DQN papers as the MinAtar paper's code sets it (Young & Tian 2019: squared-gradient decay
+        0.95, momentum 0.95, epsilon 0.01 added after the square root, as PyTorch does).
       discount: gamma per environment step, in [0, 1]; folded into each transition's n-step discount.
       n_step: rewards summed into each transition before it bootstraps from the target network (>= 1).
       batch_size: transitions per SGD step.
@@ -40,6 +45,7 @@ class DQNConfig:
 
     # Learning.
     learning_rate: float = 1e-3
+    optimizer: str = "adam"
     discount: float = 0.99
     n_step: int = 3
     batch_size: int = 64
@@ -68,6 +74,7 @@ class DQNConfig:
         check = functools.partial(check_field, self)
 
         check("learning_rate", self.learning_rate > 0, "> 0")
+        check("optimizer", self.optimizer in OPTIMIZERS, f"one of {OPTIMIZERS}")
         check("discount", 0 <= self.discount <= 1, "in [0, 1]")
         check("n_step", self.n_step >= 1, ">= 1")
         check("batch_size", self.batch_size >= 1, ">= 1")

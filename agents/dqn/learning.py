@@ -20,7 +20,14 @@ class TrainingState(NamedTuple):
 
 
 def make_optimizer(config: DQNConfig) -> optax.GradientTransformation:
-    return optax.chain(optax.clip_by_global_norm(config.max_gradient_norm), optax.adam(config.learning_rate))
+    if config.optimizer == "rmsprop":
+        # PyTorch's RMSprop(alpha=0.95, eps=0.01, momentum=0.95, centered=True), the MinAtar paper's: eps after
+        # the square root bounds the step where gradients are small, which Adam's 1e-8 does not.
+        step = optax.rmsprop(config.learning_rate, decay=0.95, eps=0.01, eps_in_sqrt=False, centered=True,
+                             momentum=0.95)
+    else:
+        step = optax.adam(config.learning_rate)
+    return optax.chain(optax.clip_by_global_norm(config.max_gradient_norm), step)
 
 
 def init_training_state(networks: DQNNetworks, config: DQNConfig, key: jax.Array) -> TrainingState:

@@ -3,6 +3,7 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 from dm_env import specs
 
 from acmelike.specs import EnvironmentSpec
@@ -66,6 +67,33 @@ def test_dqn_priorities_are_the_absolute_td_errors():
     next_online, next_target = apply(state.params, data.next_observation), apply(state.target_params, data.next_observation)
     target = data.reward + data.discount * next_target[np.arange(4), np.argmax(next_online, axis=-1)]
     np.testing.assert_allclose(extras["priorities"], np.abs(target - q), rtol=1e-5, atol=1e-6)
+
+
+def test_dqn_rmsprop_is_the_minatar_papers_centered_rmsprop():
+    """optimizer="rmsprop" takes the steps of PyTorch's RMSprop(alpha=0.95, eps=0.01, momentum=0.95,
+    centered=True), written out by hand: eps after the square root, momentum on the normalised gradient."""
+    config = dqn.DQNConfig(optimizer="rmsprop", learning_rate=2.5e-4, max_gradient_norm=1e6)
+    optimizer = dqn_learning.make_optimizer(config)
+    params = {"w": jnp.zeros(3)}
+    state = optimizer.init(params)
+    square_avg, grad_avg, buf = np.zeros(3), np.zeros(3), np.zeros(3)
+    for grads in ([1e-3, -2.0, 0.5], [2e-3, 1.0, 0.5], [-1e-3, -3.0, 0.0]):
+        grads = np.asarray(grads)
+        square_avg = 0.95 * square_avg + 0.05 * grads**2
+        grad_avg = 0.95 * grad_avg + 0.05 * grads
+        buf = 0.95 * buf + grads / (np.sqrt(square_avg - grad_avg**2) + 0.01)
+        updates, state = optimizer.update({"w": jnp.asarray(grads, jnp.float32)}, state, params)
+        np.testing.assert_allclose(updates["w"], -2.5e-4 * buf, rtol=1e-4)
+    # Where gradients are tiny, eps = 0.01 keeps the step far below Adam's, which normalises them to ~lr.
+    adam = dqn_learning.make_optimizer(dqn.DQNConfig(learning_rate=2.5e-4))
+    adam_updates, _ = adam.update({"w": jnp.full(3, 1e-4)}, adam.init(params), params)
+    rms_updates, _ = optimizer.update({"w": jnp.full(3, 1e-4)}, optimizer.init(params), params)
+    assert float(jnp.abs(rms_updates["w"]).max()) < 0.01 * float(jnp.abs(adam_updates["w"]).max())
+
+
+def test_dqn_rejects_an_unknown_optimizer_by_name():
+    with pytest.raises(ValueError, match=r"DQNConfig.optimizer = 'sgd'; it must be one of \('adam', 'rmsprop'\)"):
+        dqn.DQNConfig(optimizer="sgd")
 
 
 def test_ppo_masks_the_padding_step_of_a_continue_sequence():
