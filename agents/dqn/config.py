@@ -28,6 +28,8 @@ class DQNConfig:
       max_gradient_norm: global norm the gradients are clipped to before Adam.
       torso: the Q-network's torso, one of TORSO_NAMES ("mlp" on flat observations; "nature_dqn", "impala_resnet",
         "minatar_conv" on images [H, W, C]), followed by a linear layer to the Q-values.
+      dueling: the Q-values come from a dueling head (Wang et al. 2016: a state value plus mean-centred
+        advantages) instead of one linear layer.
       hidden_sizes: the MLP torso's hidden layer sizes (e.g. `--config hidden_sizes=64,64`; unused by conv torsos).
       min_replay_size: transitions the replay table holds before the learner samples from it.
       max_replay_size: transitions the replay table holds; beyond it the oldest are removed (>= min_replay_size).
@@ -55,6 +57,7 @@ class DQNConfig:
     max_gradient_norm: float = 10.0
     torso: str = "mlp"
     hidden_sizes: Tuple[int, ...] = (128, 128)
+    dueling: bool = False
     # Replay.
     min_replay_size: int = 1_000
     max_replay_size: int = 100_000

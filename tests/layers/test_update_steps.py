@@ -91,6 +91,26 @@ def test_dqn_rmsprop_is_the_minatar_papers_centered_rmsprop():
     assert float(jnp.abs(rms_updates["w"]).max()) < 0.01 * float(jnp.abs(adam_updates["w"]).max())
 
 
+def test_dqn_dueling_head_is_a_state_value_plus_mean_centred_advantages():
+    config = dqn.DQNConfig(dueling=True, hidden_sizes=(8,))
+    networks = dqn.make_networks(_spec(num_actions=4), config)
+    params = networks.q_network.init(jax.random.PRNGKey(0))
+    head = params["params"]["layers_1"]
+    assert set(head) == {"value", "advantages"}
+    observations = np.random.default_rng(0).normal(size=(5, 3)).astype(np.float32)
+    q = networks.q_network.apply(params, observations)
+    # Recompute by hand from the torso's features and the two linear layers.
+    features = jax.nn.relu(observations @ params["params"]["layers_0"]["Dense_0"]["kernel"]
+                           + params["params"]["layers_0"]["Dense_0"]["bias"])
+    value = features @ head["value"]["kernel"] + head["value"]["bias"]
+    advantages = features @ head["advantages"]["kernel"] + head["advantages"]["bias"]
+    np.testing.assert_allclose(q, value + advantages - advantages.mean(-1, keepdims=True), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(q.mean(-1), value[:, 0], rtol=1e-5, atol=1e-6)
+    # Without the flag the network keeps its single linear layer (and its checkpoints' parameter names).
+    plain = dqn.make_networks(_spec(num_actions=4), dqn.DQNConfig(hidden_sizes=(8,))).q_network.init(jax.random.PRNGKey(0))
+    assert set(plain["params"]) == {"Dense_0", "Dense_1"}
+
+
 def test_dqn_rejects_an_unknown_optimizer_by_name():
     with pytest.raises(ValueError, match=r"DQNConfig.optimizer = 'sgd'; it must be one of \('adam', 'rmsprop'\)"):
         dqn.DQNConfig(optimizer="sgd")
