@@ -25,6 +25,7 @@ class CQLConfig:
       torso: the Q-network's torso (DQN's network), one of TORSO_NAMES: "mlp" on flat observations, a conv torso
         on images.
       hidden_sizes: the MLP torso's hidden layer sizes (unused by conv torsos).
+      dueling: a dueling head (DQN's: a state value plus mean-centred advantages) instead of one linear layer.
     """
 
     dataset_id: str = ""
@@ -38,6 +39,7 @@ class CQLConfig:
     max_gradient_norm: float = 10.0
     torso: str = "mlp"
     hidden_sizes: Tuple[int, ...] = (64, 64)
+    dueling: bool = False
 
     def __post_init__(self):
         check = functools.partial(check_field, self)
