@@ -25,7 +25,7 @@ class DQNConfig:
       num_sgd_steps_per_step: SGD steps fused into one learner step (`lax.scan`), each on its own batch.
       target_update_period: SGD steps between copies of the online Q-network's parameters into the target network.
       huber_loss_parameter: the Huber loss's threshold on TD errors (quadratic below, linear above); 0: squared loss.
-      max_gradient_norm: global norm the gradients are clipped to before Adam.
+      max_gradient_norm: global norm the gradients are clipped to before the optimiser's step.
       torso: the Q-network's torso, one of TORSO_NAMES ("mlp" on flat observations; "nature_dqn", "impala_resnet",
         "minatar_conv" on images [H, W, C]), followed by a linear layer to the Q-values.
       dueling: the Q-values come from a dueling head (Wang et al. 2016: a state value plus mean-centred
