@@ -6,7 +6,12 @@
 """
 
 from acmelike.wrappers.base import EnvironmentWrapper
-from acmelike.wrappers.gymnasium_adapter import GymnasiumToDmEnv, check_gymnasium_id, make_gymnasium_environment
+from acmelike.wrappers.gymnasium_adapter import (
+    GymnasiumToDmEnv,
+    check_environment_id_from_file,
+    check_gymnasium_id,
+    make_gymnasium_environment,
+)
 from acmelike.wrappers.single_precision import SinglePrecisionWrapper
 from acmelike.wrappers.step_limit import StepLimitWrapper
 from acmelike.wrappers.vector import BatchedEnvironments, VectorEnvironment, make_vector_environment
@@ -18,6 +23,7 @@ __all__ = [
     "SinglePrecisionWrapper",
     "StepLimitWrapper",
     "VectorEnvironment",
+    "check_environment_id_from_file",
     "check_gymnasium_id",
     "make_gymnasium_environment",
     "make_vector_environment",

@@ -218,13 +218,33 @@ def _unknown_environment_error(name: str) -> ValueError:
 
 def check_gymnasium_id(name: str) -> None:
     """Raises a ValueError if gymnasium has no environment `name`, suggesting close matches and listing the
-    ids that need no extra packages. Ids of the form "module:EnvName-v0" are left for gymnasium to resolve.
+    ids that need no extra packages. Ids of the form "module:EnvName-v0" are left for gymnasium to resolve (only
+    for ids the user typed: an id read from a file goes through `check_environment_id_from_file` first).
     acmelike's own ids (`acmelike/CartPoleNoVelocity-v1`, MinAtar's when installed) are registered first."""
     from acmelike import environments
 
     environments.register()
     if ":" not in name and name not in gymnasium.envs.registry:
         raise _unknown_environment_error(name)
+
+
+def check_environment_id_from_file(name: str, source: str) -> None:
+    """Refuses an environment id read back from a file (a run's config.json, a snapshot's metadata) that would
+    make gymnasium import a module: ValueError naming `source` and saying how to go on.
+
+    gymnasium resolves "module:EnvName-v0" by importing `module` first, so such an id in a file would let that
+    file choose code to run (a run directory's own `payload.py`, say). It is accepted only as the user types it on
+    the command line (`--env`), which passes it to `check_gymnasium_id` instead. Any other id must then be one a
+    registry already knows (gymnasium's, acmelike's, the multi-agent and JAX suites'), which the caller's usual
+    checks enforce: a registered id runs only installed code.
+    """
+    if ":" in name:
+        module = name.split(":", 1)[0]
+        raise ValueError(
+            f"{source} names the environment {name!r}, which would import the Python module {module!r}; an id "
+            f"read from a file is never allowed to import code. If you trust that module, type the id yourself: "
+            f"--env {name}."
+        )
 
 
 def make_gymnasium_environment(name: str, seed: int) -> dm_env.Environment:

@@ -21,7 +21,7 @@ import numpy as np
 from acmelike.checkpointing import CheckpointError
 from acmelike.loggers import NoOpLogger
 from acmelike.specs import make_environment_spec
-from acmelike.wrappers import check_gymnasium_id
+from acmelike.wrappers import check_environment_id_from_file, check_gymnasium_id
 from acmelike.wrappers.gymnasium_adapter import GymnasiumToDmEnv
 from acmelike.wrappers.pettingzoo_adapter import MPE_PREFIX, agent_ids, make_pettingzoo_environment
 from environment_loops import EnvironmentLoop
@@ -98,9 +98,11 @@ def evaluate(
     With `video`, the first episode's frames are written there.
     """
     snapshot = load_snapshot(path)
-    environment = environment or snapshot.environment
     if environment is None:
-        raise ValueError(f"The snapshot {snapshot.path} names no environment: pass --env.")
+        environment = snapshot.environment
+        if environment is None:
+            raise ValueError(f"The snapshot {snapshot.path} names no environment: pass --env.")
+        check_environment_id_from_file(environment, f"The snapshot {snapshot.path}")
     env = make_environment(environment, seed, render=video is not None)
     _check_spec(snapshot, make_environment_spec(env), environment)
     actor = snapshot.make_actor(seed)

@@ -18,7 +18,7 @@ import gymnasium
 import numpy as np
 
 from acmelike.checkpointing import CheckpointError
-from acmelike.wrappers import check_gymnasium_id
+from acmelike.wrappers import check_environment_id_from_file, check_gymnasium_id
 from launch.lifecycle.snapshots import load_snapshot
 
 
@@ -41,7 +41,9 @@ def record(
     actor = None
     if run_dir is not None:
         snapshot = load_snapshot(run_dir)
-        environment = environment or snapshot.environment
+        if environment is None and snapshot.environment is not None:
+            environment = snapshot.environment
+            check_environment_id_from_file(environment, f"The snapshot {snapshot.path}")
         actor = snapshot.make_actor(seed)
     if environment is None:
         raise ValueError("Name the environment (--env) when recording without a snapshot.")

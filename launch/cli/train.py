@@ -22,6 +22,7 @@ A node that fails, or a final save that fails (the summary's `failures`, and `<r
 import argparse
 import dataclasses
 import json
+import os
 import signal
 import sys
 from typing import Any, Dict, FrozenSet, NamedTuple, Optional, Sequence, Tuple
@@ -29,6 +30,7 @@ from typing import Any, Dict, FrozenSet, NamedTuple, Optional, Sequence, Tuple
 import launch  # noqa: F401  (orders the JAX/TensorFlow imports before anything else)
 from acmelike import compilation_cache
 from acmelike.checkpointing import CheckpointError
+from acmelike.wrappers import check_environment_id_from_file
 from launch.cli.flags import DISTRIBUTED, FLAGS, refusal
 from launch.engines.anakin import config_from_arguments, is_anakin_run, read_anakin_config, run_anakin
 from launch.engines.distributed.launcher import LAUNCH_TYPES, run_distributed
@@ -352,6 +354,8 @@ def _arguments(parser, args, given: FrozenSet[str], names: Dict[str, str], saved
                 f"--resume {args.resume}: the run there is {saved.arguments.get(name)!r} ({args.resume}/config.json), "
                 f"not {arguments[name]!r} as {flag} says. Leave {flag} out to resume it, or choose a new --run-dir."
             )
+    if "environment" not in arguments:  # read from config.json, not typed: it may not name a module to import
+        check_environment_id_from_file(saved.arguments["environment"], os.path.join(args.resume, "config.json"))
     overrides = saved.arguments["config_overrides"] + arguments.pop("config_overrides", [])
     return {**saved.arguments, **arguments, "config_overrides": overrides, "run_dir": args.resume}
 
