@@ -19,6 +19,12 @@ POSIX filesystems), so a process killed during a save (even with SIGKILL) leaves
 latest complete one; leftover `*.tmp` directories are removed when the next Checkpointer opens the directory.
 The newest `max_to_keep` checkpoints are kept.
 
+Its last file, `manifest.json`, records every other file's size and CRC-32. `latest_checkpoint` passes over a
+checkpoint whose files no longer have their recorded sizes (truncated, deleted); `readable_checkpoint`, which a
+resume calls once before it touches anything, also reads every byte against the CRCs, and sets aside as
+`<step>.unreadable/` each newer checkpoint that fails, saying which file and why, so a resume goes on from the
+newest checkpoint that reads.
+
 Reverb writes its own checkpoint (`client.checkpoint()`) into a directory of the server's choosing; it is moved
 into the checkpoint being written, so replay and learner always come from the same moment. A server restores it
 when built with `launch.lifecycle.checkpoints.replay_checkpointer(directory)`. This module never imports Reverb.
@@ -29,7 +35,8 @@ import os
 import re
 import shutil
 import time
-from typing import Any, Callable, Iterable, Mapping, Optional
+import zlib
+from typing import Any, Callable, Iterable, List, Mapping, Optional, Tuple
 
 import jax
 import numpy as np
@@ -37,7 +44,8 @@ import numpy as np
 from acmelike import core
 
 _STEP_NAME = re.compile(r"^\d{12}$")
-ARRAYS, REPLAY, METADATA = "arrays", "replay", "metadata.json"
+ARRAYS, REPLAY, METADATA, MANIFEST = "arrays", "replay", "metadata.json", "manifest.json"
+UNREADABLE = ".unreadable"  # the suffix of a checkpoint `readable_checkpoint` set aside
 
 
 class CheckpointError(RuntimeError):
@@ -56,10 +64,93 @@ def list_checkpoints(directory: str) -> list:
     return [os.path.join(directory, name) for name in names]
 
 
-def latest_checkpoint(directory: str) -> Optional[str]:
-    """The newest complete checkpoint in `directory`, or None."""
+def latest_checkpoint(directory: str, *, explain: bool = False) -> Optional[str]:
+    """The newest complete checkpoint in `directory` (every file the size its manifest records), or None; with
+    `explain`, CheckpointError naming the newest one's faulty file instead of None when none is complete."""
     paths = list_checkpoints(directory)
-    return paths[-1] if paths else None
+    for path in reversed(paths):
+        try:
+            verify_checkpoint(path, read_all=False)
+        except CheckpointError:
+            continue
+        return path
+    if explain and paths:
+        verify_checkpoint(paths[-1], read_all=False)
+    return None
+
+
+def readable_checkpoint(directory: str) -> Tuple[Optional[str], List[str]]:
+    """The newest checkpoint in `directory` whose every file reads back as it was written (sizes and CRC-32s
+    against its manifest; None if there is no checkpoint), and what was skipped to reach it: one line per newer
+    checkpoint, naming the file that failed and why. Each skipped one is renamed `<step>.unreadable/` (kept for
+    inspection), so every later `latest_checkpoint`, in any process, finds the same checkpoint.
+
+    CheckpointError naming every checkpoint and its fault if none reads; then nothing is renamed.
+    """
+    skipped, faults = [], []
+    for path in reversed(list_checkpoints(directory)):
+        try:
+            verify_checkpoint(path)
+        except CheckpointError as error:
+            faults.append((path, str(error)))
+            continue
+        for bad, why in faults:
+            aside = bad + UNREADABLE
+            shutil.rmtree(aside, ignore_errors=True)
+            os.rename(bad, aside)
+            skipped.append(f"skipped checkpoint {bad} (set aside as {aside}): {why}")
+        return path, skipped
+    if faults:
+        raise CheckpointError(
+            f"No checkpoint in {directory} can be read: " + "; ".join(f"{path}: {why}" for path, why in faults)
+            + ". The run cannot go on from them: start it again in a new run directory (or with --overwrite)."
+        )
+    return None, []
+
+
+def verify_checkpoint(path: str, read_all: bool = True) -> None:
+    """CheckpointError naming the file, if a file of the checkpoint at `path` is missing or differs from what its
+    manifest records: its size, and (`read_all`) its CRC-32, which reads every byte. A checkpoint written before
+    manifests existed has its JSON files parsed instead."""
+    manifest_path = os.path.join(path, MANIFEST)
+    if not os.path.exists(manifest_path):
+        for name in sorted(os.listdir(path)):
+            if name.endswith(".json"):
+                _read_json(os.path.join(path, name))
+        return
+    for relative, (size, crc) in _read_json(manifest_path).items():
+        file_path = os.path.join(path, relative)
+        try:
+            actual = os.path.getsize(file_path)
+        except OSError:
+            raise CheckpointError(f"Checkpoint file {file_path} is missing: the checkpoint is incomplete.") from None
+        if actual != size:
+            raise CheckpointError(f"Checkpoint file {file_path} is truncated or altered: {actual} bytes, "
+                                  f"{size} when it was written.")
+        if read_all and _crc32(file_path) != crc:
+            raise CheckpointError(f"Checkpoint file {file_path} is corrupt: its contents differ from when it was "
+                                  "written (CRC-32 mismatch).")
+
+
+def _crc32(file_path: str) -> int:
+    crc = 0
+    try:
+        with open(file_path, "rb") as f:
+            while chunk := f.read(1 << 20):
+                crc = zlib.crc32(chunk, crc)
+    except OSError as error:
+        raise CheckpointError(f"Checkpoint file {file_path} cannot be read ({error}).") from None
+    return crc
+
+
+def _write_manifest(path: str) -> None:
+    """`<path>/manifest.json`: {file: [bytes, CRC-32]} of every file under `path`, written last."""
+    files = {}
+    for root, _, names in os.walk(path):
+        for name in names:
+            file_path = os.path.join(root, name)
+            files[os.path.relpath(file_path, path)] = [os.path.getsize(file_path), _crc32(file_path)]
+    _write_json(os.path.join(path, MANIFEST), dict(sorted(files.items())))
 
 
 def checkpoint_step(path: str) -> int:
@@ -202,6 +293,7 @@ class Checkpointer:
             ocp, checkpointer = _orbax()
             checkpointer.save(os.path.join(temporary, ARRAYS), args=ocp.args.StandardSave(arrays))
         _write_json(os.path.join(temporary, METADATA), {**self._metadata, **metadata, "step": int(step)})
+        _write_manifest(temporary)
         os.rename(temporary, final)
         for old in list_checkpoints(self.directory)[: -self._max_to_keep]:
             shutil.rmtree(old, ignore_errors=True)
@@ -216,7 +308,7 @@ class Checkpointer:
         they share, else CheckpointError names the checkpoint and the keys that differ. Nothing is restored then.
         The replay, if any, is not restored here: the Reverb server loads it when it starts.
         """
-        path = path or latest_checkpoint(self.directory)
+        path = path or latest_checkpoint(self.directory, explain=True)
         if path is None:
             raise CheckpointError(f"No complete checkpoint in {self.directory}.")
         stored = read_metadata(path)

@@ -179,7 +179,7 @@ def find_snapshot(path: str) -> str:
     if os.path.exists(os.path.join(path, "metadata.json")):
         return path
     for directory in (path, os.path.join(path, SNAPSHOTS)):
-        latest = latest_checkpoint(directory)
+        latest = latest_checkpoint(directory, explain=True)
         if latest is not None:
             return latest
     raise CheckpointError(

@@ -31,8 +31,7 @@ from acmelike.anakin import (GYMNAX_PREFIX, JAXMARL_PREFIX, JaxEnvironment, make
                              make_jaxmarl_environment)
 from acmelike.anakin.jaxmarl import check_jaxmarl_id
 from acmelike.anakin.agent import AnakinAgent, IterationOutputs
-from acmelike.checkpointing import (CheckpointError, Checkpointer, check_metadata, latest_checkpoint,
-                                    read_json_state, read_metadata)
+from acmelike.checkpointing import CheckpointError, Checkpointer, check_metadata, read_json_state, read_metadata
 from acmelike.core import Saveable
 from acmelike.learners import NonFiniteLossError
 from acmelike.loggers import CSVLogger, Dispatcher, NoOpLogger, TensorBoardLogger
@@ -40,6 +39,7 @@ from acmelike.loggers.plotting import plot_run_learning_curve
 from launch.experiments.interrupts import StopRequests
 from launch.experiments.make import environment_threshold, make_agent_config
 from launch.experiments.summaries import ReturnTracker, average_return, run_summary, write_summary
+from launch.lifecycle.checkpoints import resumable_checkpoint
 from launch.lifecycle.logs import first_step_after, log_sizes, truncate_logs
 from launch.lifecycle.run_directory import DEFAULT_CHECKPOINT_MINUTES, config_overrides
 from launch.registry import agent_definition, anakin_agents
@@ -439,8 +439,9 @@ def read_anakin_config(run_dir: str, **changes: Any) -> AnakinConfig:
 
 
 def latest_checkpoint_of(config: AnakinConfig) -> str:
-    """The newest complete checkpoint of `config.run_dir`; CheckpointError saying what to do if there is none."""
-    path = latest_checkpoint(os.path.join(config.run_dir, CHECKPOINTS))
+    """The newest checkpoint of `config.run_dir` that reads back whole (`resumable_checkpoint`: newer unreadable
+    ones are set aside, and said); CheckpointError saying what to do if there is none."""
+    path = resumable_checkpoint(config.run_dir, "anakin")
     if path is None and _finished(config.run_dir):  # a normal end keeps no checkpoint: there is nothing left to run
         raise CheckpointError(
             f"Cannot resume {config.run_dir}: the run finished (its summary.json says so), so there is nothing "

@@ -18,9 +18,10 @@ checkpoint the same layout (lifecycle.node_checkpoints).
 
 import json
 import os
+import sys
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
-from acmelike.checkpointing import Checkpointer, checkpoint_step, read_metadata, replay_sizes
+from acmelike.checkpointing import Checkpointer, checkpoint_step, read_metadata, readable_checkpoint, replay_sizes
 from acmelike.loggers import TensorBoardLogger
 from launch.experiments.summaries import write_summary
 from launch.lifecycle.logs import log_sizes, purge_step, read_counts, truncate_logs
@@ -29,12 +30,23 @@ from launch.lifecycle.run_directory import (
     CHECKPOINTS,
     RunOptions,
     check_run_directory,
-    latest_run_checkpoint,
     record_failure,
     run_identity,
     write_run_options,
 )
 from launch.lifecycle.snapshots import save_run_snapshot
+
+
+def resumable_checkpoint(run_dir: str, label: str = "acmelike") -> Optional[str]:
+    """The checkpoint a resume of `run_dir` goes on from: the newest that reads back whole
+    (`acmelike.checkpointing.readable_checkpoint`), saying on stderr which newer ones it skipped, and why; None if
+    the run has none. CheckpointError naming each checkpoint's fault if none reads."""
+    path, skipped = readable_checkpoint(os.path.join(run_dir, CHECKPOINTS))
+    for line in skipped:
+        print(f"[{label}] --resume: {line}", file=sys.stderr, flush=True)
+    if skipped:
+        print(f"[{label}] --resume: going on from {path}", file=sys.stderr, flush=True)
+    return path
 
 
 def _replay_size_reader(replay_client) -> Optional[Callable[[str], Mapping[str, int]]]:
@@ -63,11 +75,14 @@ class RunLifecycle:
         self._learner = None
         self._spec = None
         self.restored_step: Optional[int] = None
+        self._resume_from: Optional[str] = None
         if self.enabled:
+            if self.checkpointing and options.resume:
+                self._resume_from = resumable_checkpoint(config.run_dir, config.agent_name)
             check_run_directory(config, options)
             write_run_options(config.run_dir, options)
-            if self.resuming:
-                latest = self._latest()
+            if self.resuming:  # only now, with the checkpoint read back whole, are the logs cut back to it
+                latest = self._resume_from
                 truncate_logs(config.run_dir, read_metadata(latest).get("logs", {}), read_counts(latest))
 
     @property
@@ -77,15 +92,12 @@ class RunLifecycle:
     @property
     def resuming(self) -> bool:
         """Whether this run continues from a checkpoint (the loggers then append to the run's CSV files)."""
-        return self.checkpointing and self.options.resume and self._latest() is not None
+        return self._resume_from is not None
 
     @property
     def resume_step(self) -> Optional[int]:
         """The step of the checkpoint `start` will restore (None: a fresh start), known before anything is built."""
-        return checkpoint_step(self._latest()) if self.resuming else None
-
-    def _latest(self) -> Optional[str]:
-        return latest_run_checkpoint(self.config.run_dir)
+        return checkpoint_step(self._resume_from) if self.resuming else None
 
     # Replay.
 
@@ -96,12 +108,12 @@ class RunLifecycle:
         """
         if not self.checkpointing:
             return None
-        return make_replay_checkpointer(self.config.run_dir, self._latest() if self.resuming else None)
+        return make_replay_checkpointer(self.config.run_dir, self._resume_from if self.resuming else None)
 
     def replay_to_restore(self) -> Optional[str]:
         """The replay directory of the checkpoint a resumed run restores (None for a fresh start), for a replay
         that restores itself (`LocalReplay.restore`); a Reverb server gets it through `replay_checkpointer`."""
-        return replay_directory(self._latest()) if self.resuming else None
+        return replay_directory(self._resume_from) if self.resuming else None
 
     def sampleable_tables(self, tables) -> dict:
         """{name: table} for the single-process runner's "can the learner step?" check.
@@ -122,7 +134,7 @@ class RunLifecycle:
         if not (self.enabled and self.options.tensorboard):
             return None
 
-        purge = purge_step(self._latest(), step_key) if self.resuming else None
+        purge = purge_step(self._resume_from, step_key) if self.resuming else None
         return TensorBoardLogger(os.path.join(self.config.run_dir, "tensorboard"), label, step_key=step_key,
                                  purge_step=purge)
 
@@ -147,8 +159,8 @@ class RunLifecycle:
             every_minutes=self.options.checkpoint_every_minutes,
         )
         if self.resuming:
-            self.restored_step = self._checkpointer.restore()
-            resumed = {"checkpoint": self._latest(), "step": self.restored_step, "counts": counter.get_counts()}
+            self.restored_step = self._checkpointer.restore(self._resume_from)
+            resumed = {"checkpoint": self._resume_from, "step": self.restored_step, "counts": counter.get_counts()}
             if replay_client is not None:
                 resumed["replay_sizes"] = replay_sizes(replay_client)
             learner_steps = getattr(learner.save(), "steps", None)

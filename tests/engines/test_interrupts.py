@@ -40,4 +40,10 @@ def test_ctrl_c_to_the_process_group_stops_a_local_mp_program_within_the_grace_p
     assert code == 130, (code, launcher.output[-3000:], launcher.errors[-3000:])  # not 137: nothing was SIGKILLed
     summary = last_json_line(launcher.output)
     assert summary["interrupted"] is True and summary["launch"] == "local_mp"
+    # Checkpointed at the stop, as one process is (none was due before it): the learner's state, the replay, and
+    # the counts at that moment, which name the checkpoint.
+    (checkpoint,) = [path for path in (run_dir / "checkpoints").iterdir() if path.name.isdigit()]
+    assert (checkpoint / "arrays").is_dir() and (checkpoint / "replay").is_dir()
+    counts = json.loads((checkpoint / "counter.json").read_text())
+    assert counts["actor_steps"] == int(checkpoint.name) <= summary["env_steps"]
     assert launcher.left_behind() == []

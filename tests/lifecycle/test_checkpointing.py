@@ -56,7 +56,7 @@ def test_round_trip_of_array_json_and_counter_states(tmp_path):
     checkpointer = Checkpointer(str(tmp_path), {"learner": learner, "tracker": tracker, "counter": counter},
                                 metadata={"agent": "dqn"})
     path = checkpointer.save(10)
-    assert sorted(os.listdir(path)) == ["arrays", "counter.json", "metadata.json", "tracker.json"]
+    assert sorted(os.listdir(path)) == ["arrays", "counter.json", "manifest.json", "metadata.json", "tracker.json"]
 
     restored_learner, restored_tracker, restored_counter = ArrayState(0.0), ListState(), Counter()
     step = Checkpointer(str(tmp_path), {"learner": restored_learner, "tracker": restored_tracker,
@@ -174,7 +174,7 @@ def test_missing_and_corrupt_checkpoints_name_the_file(tmp_path):
 
     with open(os.path.join(path, "t.json"), "w") as f:
         f.write("{not json")
-    with pytest.raises(CheckpointError, match=r"t\.json is corrupt"):
+    with pytest.raises(CheckpointError, match=r"t\.json is truncated or altered"):
         checkpointer.restore()
 
     os.remove(os.path.join(path, "metadata.json"))
@@ -188,7 +188,7 @@ def test_corrupt_arrays_name_the_checkpoint(tmp_path):
         for name in files:
             with open(os.path.join(root, name), "wb") as f:
                 f.write(b"garbage")
-    with pytest.raises(CheckpointError, match="Could not read the arrays of checkpoint .*000000000005"):
+    with pytest.raises(CheckpointError, match=r"000000000005/arrays/.* is truncated or altered"):
         Checkpointer(str(tmp_path), {"s": ArrayState(0.0)}).restore()
 
 

@@ -112,7 +112,7 @@ def test_missing_and_corrupt_snapshots_name_the_file(trained_run, tmp_path):
     (snapshot,) = os.listdir(copy)
     with open(os.path.join(copy, snapshot, "metadata.json"), "w") as f:
         f.write("{")
-    with pytest.raises(CheckpointError, match=f"{snapshot}/metadata.json is corrupt"):
+    with pytest.raises(CheckpointError, match=f"{snapshot}/metadata.json is truncated or altered"):
         load_snapshot(copy)
 
 

@@ -11,15 +11,20 @@ batches), actor (one per actor, each an EnvironmentLoop writing to replay), eval
 the program at the actor-step budget); every other node is a CourierNode.
 """
 
+import concurrent.futures
+import json
 import os
+import signal
 import threading
 import time
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Tuple
 
-from launch.engines.distributed import supervisor
+from launch.engines.distributed import nodes, supervisor
 from launch.engines.distributed.graph import REPLAY, Ref, experiment_graph
 from launch.experiments.config import ExperimentConfig
 from launch.experiments.interrupts import StopRequests
+
+PROCESSES_FILE = "node_processes.json"  # local_mp: {node name: pid}
 
 
 def make_distributed_program(config: ExperimentConfig, num_actors: int, *, name: str = "acmelike"):
@@ -36,13 +41,46 @@ def make_distributed_program(config: ExperimentConfig, num_actors: int, *, name:
     for node in experiment_graph(config, num_actors):
         with program.group(node.group):
             if node.kind == REPLAY:
-                lp_node = lp.ReverbNode(node.constructor, checkpoint_ctor=node.kwargs.get("checkpointer"))
+                lp_node = lp.ReverbNode(_NodeProcess(node.constructor), checkpoint_ctor=node.kwargs.get("checkpointer"))
             else:
                 args = [resolve(value) for value in node.args]
                 kwargs = {key: resolve(value) for key, value in node.kwargs.items()}
-                lp_node = lp.CourierNode(node.constructor, *args, **kwargs)
+                lp_node = lp.CourierNode(_NodeProcess(node.constructor), *args, **kwargs)
             handles[node.name] = program.add_node(lp_node)
     return program
+
+
+class _NodeProcess:
+    """A node's constructor that, in a node process of its own (local_mp), first moves the process out of the
+    launcher's process group, and ties its life to the launcher's.
+
+    A terminal's Ctrl-C (a SIGINT to the foreground process group), or a scheduler's SIGTERM to a job's group,
+    then reaches the launcher alone, which checkpoints the run before Launchpad stops the nodes (`_supervise`);
+    in the launcher's group every node would get the signal and stop at once, the replay and counter with them.
+    A launcher that dies (kill -9) still takes its nodes with it (PR_SET_PDEATHSIG), as a kill of the group did.
+    Under local_mt the nodes are the launcher's own threads, and nothing changes.
+    """
+
+    def __init__(self, constructor):
+        self._constructor = constructor
+        self._launcher_pid = os.getpid()
+
+    def __call__(self, *args, **kwargs):
+        if os.getpid() != self._launcher_pid:
+            _leave_launcher_group(self._launcher_pid)
+        return self._constructor(*args, **kwargs)
+
+
+def _leave_launcher_group(launcher_pid: int) -> None:
+    import ctypes
+
+    pr_set_pdeathsig = 1  # <linux/prctl.h>
+    if ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL) != 0:
+        print(f"[node {os.getpid()}] prctl(PR_SET_PDEATHSIG) failed (errno {ctypes.get_errno()}): this node "
+              "outlives a launcher killed with SIGKILL", flush=True)
+    if os.getppid() != launcher_pid:  # the launcher died before the line above
+        os.kill(os.getpid(), signal.SIGKILL)
+    os.setpgid(0, 0)
 
 
 def describe_program(program) -> str:
@@ -81,46 +119,96 @@ def run_launchpad_program(
     program = make_distributed_program(config, num_actors)
     print(describe_program(program), flush=True)
     start = time.time()
-    # Installed before Launchpad's own handlers, which keep ours in their chain: a signal both stops every node
-    # (Launchpad) and marks the run interrupted (ours).
-    with StopRequests() as stop:
-        if launch_type == "local_mp":
-            logs = os.path.join(run_dir, "logs")
-            os.makedirs(logs, exist_ok=True)
-            # Launchpad reads this directory once at import; each node's output goes to <run_dir>/logs/<group>_<i>.
-            launch_local_output_to_files._LOGGING_DIR = logs
-            manager = lp.launch(program, launch_type=lp.LaunchType.LOCAL_MULTI_PROCESSING, terminal="output_to_files")
-        else:
-            manager = lp.launch(program, launch_type=lp.LaunchType.LOCAL_MULTI_THREADING)
-        failure = _supervise(manager, run_dir, config.progress_period_s, config.max_num_actor_steps, stop_timeout_s)
+    if launch_type == "local_mp":
+        logs = os.path.join(run_dir, "logs")
+        os.makedirs(logs, exist_ok=True)
+        # Launchpad reads this directory once at import; each node's output goes to <run_dir>/logs/<group>_<i>.
+        launch_local_output_to_files._LOGGING_DIR = logs
+        manager = lp.launch(program, launch_type=lp.LaunchType.LOCAL_MULTI_PROCESSING, terminal="output_to_files")
+    else:
+        manager = lp.launch(program, launch_type=lp.LaunchType.LOCAL_MULTI_THREADING)
+    # Installed over Launchpad's handlers (which stop every node at once): a user's signal is held back from them
+    # until the learner has checkpointed the run (`_supervise`); the program's own stop (`nodes.end_program`, a
+    # SIGTERM to this process once ended.json is written) goes straight through.
+    ended = os.path.join(run_dir, nodes.ENDED_FILE)
+    with StopRequests(hold_back=True, passes=lambda number: number == signal.SIGTERM and os.path.exists(ended)) as stop:
+        failure, died = _supervise(program, manager, stop, run_dir, config.progress_period_s, config.max_num_actor_steps,
+                                   stop_timeout_s)
     # Launchpad's stop countdown ends its line with a carriage return: start a fresh line for what follows.
     print(flush=True)
     wall = time.time() - start
     logs_hint = os.path.join(run_dir, "logs") if launch_type == "local_mp" else "this process's output"
     return supervisor.conclude(config, num_actors, launch_type, wall, stop, engine=launch_type, logs_hint=logs_hint,
-                               engine_failure=failure)
+                               engine_failures=died, engine_failure=failure)
 
 
-def _supervise(manager, run_dir: str, period_s: float, max_steps: int, stop_timeout_s: float) -> Optional[BaseException]:
-    """Waits for the program (printing progress); returns the first worker failure, if any."""
-    result: Dict[str, BaseException] = {}
+def _supervise(program, manager, stop: StopRequests, run_dir: str, period_s: float, max_steps: int,
+               stop_timeout_s: float) -> Tuple[Optional[BaseException], Dict[str, str]]:
+    """Waits for the program (printing progress); checkpoints the run when a signal is held back (`StopRequests`),
+    then lets Launchpad stop the nodes. Returns the first worker failure, if any, and {node: what Launchpad saw}
+    for each node process that died (exited non-zero) without reporting why itself."""
+    processes = _node_processes(program, manager)
+    if processes:  # which process is which node, for people (and tests) who signal one
+        with open(os.path.join(run_dir, PROCESSES_FILE), "w") as f:
+            json.dump({name: process.pid for name, process in processes.items()}, f, indent=1)
+    result: Dict[str, Any] = {}
 
     def wait():
         try:
             manager.wait()
         except BaseException as error:  # noqa: BLE001 - handed to the main thread
             result["failure"] = error
+            # Before the others end (Launchpad has just asked them to): the processes that are gone are those that died.
+            result["died"] = {name: f"Launchpad: node {name!r} (process {process.pid}) {_exit_status(code)}\n"
+                              for name, process in processes.items() if (code := process.poll())}
             manager.wait(raise_error=False)  # the manager is stopping the other nodes; wait for them too
 
     waiter = threading.Thread(target=wait, name="acmelike-supervisor", daemon=True)
     waiter.start()
     last_print = time.time()
-    # The main thread stays in Python sleeps so Launchpad's SIGINT/SIGTERM handlers (stop every node) run here.
+    # The main thread stays in Python sleeps so the signal handlers (ours, then Launchpad's) run here.
     while waiter.is_alive():
         waiter.join(0.2)
+        if stop.held:
+            learner = program.groups["learner"][0].create_handle().dereference()
+            supervisor.checkpoint_before_stopping(lambda: _checkpoint(learner, stop, stop_timeout_s), run_dir,
+                                                  stop.signal_name)
+            stop.release()
         if time.time() - last_print >= period_s:
             last_print = time.time()
             supervisor.print_progress(run_dir, max_steps)
-    return result.get("failure")
+    return result.get("failure"), result.get("died", {})
 
 
+def _checkpoint(learner, stop: StopRequests, timeout_s: float) -> Optional[str]:
+    """The learner node's `checkpoint()`; None if a second signal stops the program first."""
+    future = learner.futures.checkpoint()
+    deadline = time.time() + timeout_s
+    while stop.held:
+        try:
+            return future.result(timeout=0.2)
+        except concurrent.futures.TimeoutError:
+            if time.time() > deadline:
+                raise TimeoutError(f"the learner node did not checkpoint within {timeout_s:.0f} s (the stop "
+                                   "timeout): the program stops without it") from None
+    print("[distributed] a second signal: stopping without waiting for the checkpoint", flush=True)
+    return None
+
+
+def _node_processes(program, manager) -> Dict[str, Any]:
+    """{node name: its process} of a local_mp program (empty under local_mt). Launchpad 0.5.2 keeps each node's
+    `subprocess.Popen` in its worker manager under "<group>/<index>" (a private attribute: the only place that
+    says which node a dead process was)."""
+    processes = {}
+    for title, workers in getattr(manager, "_active_workers", {}).items():
+        group, _, index = title.rpartition("/")
+        for worker in workers:
+            if hasattr(worker, "poll") and group in program.groups:
+                processes[group if len(program.groups[group]) == 1 else f"{group}_{index}"] = worker
+    return processes
+
+
+def _exit_status(code: int) -> str:
+    if code < 0:
+        return f"was killed by {signal.Signals(-code).name} and did not restart (local_mp restarts no node)"
+    return f"exited with code {code}"

@@ -307,6 +307,12 @@ class RayProgram:
                 last = time.time()
                 every_period()
 
+    def checkpoint(self, timeout_s: float) -> Optional[str]:
+        """The learner node's `checkpoint()` (the run's checkpoint, taken while the other nodes are up)."""
+        import ray
+
+        return ray.get(self._hosts["learner"].call.remote("checkpoint"), timeout=timeout_s)
+
     def stop(self, timeout_s: float) -> None:
         """Sets every node's stop event, waits up to `timeout_s` for their `run()` to return, then ends every host."""
         import ray
@@ -440,7 +446,10 @@ def run_ray_program(
                           flush=True)
 
             dead = program.supervise(stop, every_period, config.progress_period_s)
-            starts, _ = program.state()
+            starts, ended_by = program.state()
+            if stop.requested and not ended_by and not dead:  # every node is still up: checkpoint, then stop them
+                supervisor.checkpoint_before_stopping(lambda: program.checkpoint(stop_timeout_s), run_dir,
+                                                      stop.signal_name)
             _write_placements(run_dir, starts)
             program.stop(stop_timeout_s)
     finally:

@@ -15,7 +15,8 @@ import dataclasses
 import glob
 import json
 import os
-from typing import Any, Dict, List, Mapping, Optional
+import time
+from typing import Any, Callable, Dict, List, Mapping, Optional
 
 from acmelike.loggers.plotting import plot_run_learning_curve
 from launch.engines.distributed import nodes
@@ -23,7 +24,7 @@ from launch.experiments.config import ExperimentConfig
 from launch.experiments.interrupts import StopRequests
 from launch.experiments.summaries import make_tracker, run_summary, write_summary
 from launch.lifecycle.checkpoints import RunLifecycle
-from launch.lifecycle.run_directory import FAILURES_DIR, RunOptions, write_config
+from launch.lifecycle.run_directory import FAILURES_DIR, RunOptions, record_failure, write_config
 
 
 class DistributedRunError(RuntimeError):
@@ -74,7 +75,9 @@ def conclude(
     """
     failures = read_failures(config.run_dir)
     for name, why in dict(engine_failures).items():
-        failures.setdefault(name, why)
+        if name not in failures:  # a node that died without a word: its failure file says what the engine saw
+            failures[name] = why
+            _write_failure(config.run_dir, name, why)
     records = [{"name": name, "file": os.path.join(config.run_dir, FAILURES_DIR, f"{name}.txt"),
                 "error": text.strip().splitlines()[-1] if text.strip() else ""} for name, text in failures.items()]
     summary = summarize(config, config.run_dir, num_actors, launch_type, wall, stop, failures=records, **extra)
@@ -87,6 +90,37 @@ def conclude(
             summary=summary,
         )
     return summary
+
+
+def _write_failure(run_dir: str, name: str, text: str) -> None:
+    try:
+        os.makedirs(os.path.join(run_dir, FAILURES_DIR), exist_ok=True)
+        with open(os.path.join(run_dir, FAILURES_DIR, f"{name}.txt"), "w") as f:
+            f.write(text)
+    except OSError as error:  # the summary still names the node
+        print(f"[distributed] could not write the failure file of node {name!r}: {error}", flush=True)
+
+
+def checkpoint_before_stopping(checkpoint: Callable[[], Optional[str]], run_dir: str, why: str) -> Optional[str]:
+    """Checkpoints the run (the learner's training state, the replay and the counts, through the learner node's
+    `checkpoint`) before the engine stops the nodes, as a one-process run does at a clean stop; returns the
+    checkpoint's path (None without checkpoints).
+
+    Every engine calls this when a signal asks the program to stop, while every node is still up: an engine's own
+    stop ends the nodes at once, the replay and counter nodes with them. A save that fails is reported (stderr,
+    `<run_dir>/failures/stop_checkpoint.txt`, the summary's `failures`) and the program still stops.
+    """
+    print(f"[distributed] {why}: checkpointing the learner, replay and counts before stopping the nodes",
+          flush=True)
+    started = time.time()
+    try:
+        path = checkpoint()
+    except Exception as error:  # noqa: BLE001 - reported in the summary, the stop goes on
+        record_failure(run_dir, "stop_checkpoint", f"the checkpoint at the stop ({why}) failed", error)
+        return None
+    if path:
+        print(f"[distributed] checkpoint {path} written in {time.time() - started:.1f} s", flush=True)
+    return path
 
 
 def read_progress(run_dir: str) -> Dict[str, Any]:
