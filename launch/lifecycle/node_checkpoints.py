@@ -14,9 +14,10 @@ max_restarts) both carry on from the latest checkpoint:
 Whether a run directory may be resumed (same agent and config) is the launcher's check, made before any node
 starts (`launch.lifecycle.checkpoints.RunLifecycle`).
 
-When: every `checkpoint_every_minutes` (`<run_dir>/run_options.json`), between two learner steps, and when the
-program ends itself (the node ending it asks the learner first, while every node is still up). A signal to the
-launcher stops every node at once, so an interrupted or killed program keeps its latest periodic checkpoint.
+When: every `checkpoint_every_minutes` (`<run_dir>/run_options.json`), between two learner steps, when the
+program ends itself (the node ending it asks the learner first, while every node is still up), and when a signal
+stops it (the launcher asks the learner before its engine stops the nodes: `supervisor.checkpoint_before_stopping`).
+A killed program, or one a failed node stopped, keeps its latest periodic checkpoint.
 Actors go on inserting while the learner saves: the replay is checkpointed a moment after the counts are read, so
 it may hold a few items more than the counts say (its recorded size is read from the replay checkpoint itself).
 """
