@@ -16,7 +16,10 @@ runs the plan. Each flag works in the modes `launch.cli.flags.FLAGS` names (sing
 anakin, offline); given in another mode it is refused. Every mistake on the command line is a parser message
 (exit 2) naming the flag. The last line of standard output is always the JSON summary alone. Ctrl-C or SIGTERM
 ends the run cleanly: the summary says `"interrupted": true` and the exit code is 130 (SIGINT) or 143 (SIGTERM).
-A node that fails, or a final save that fails (the summary's `failures`, and `<run_dir>/failures/`), exits 1.
+Any error that ends a run, in any mode (a NaN loss, a full disk, a node that fails), ends it with a summary that
+says `"failed": true` and the error (`launch.experiments.summaries.failed_summary`), and exit 1; so does a final
+save that fails (the summary's `failures`, and `<run_dir>/failures/`). One process at a time runs a run directory
+(`RunDirectoryLock`): a second one exits 2, naming the first's pid.
 """
 
 import argparse
@@ -25,6 +28,7 @@ import json
 import os
 import signal
 import sys
+import time
 from typing import Any, Dict, FrozenSet, NamedTuple, Optional, Sequence, Tuple
 
 import launch  # noqa: F401  (orders the JAX/TensorFlow imports before anything else)
@@ -38,13 +42,16 @@ from launch.engines.distributed.ray_engine import RayOptions, parse_resources
 from launch.engines.distributed.supervisor import DistributedRunError
 from launch.engines.offline import run_offline
 from launch.engines.single_process import run_single_process
-from launch.experiments.config import INFERENCE_MODES, REPLAY_KINDS, OfflineExperimentConfig
+from launch.experiments.config import INFERENCE_MODES, MAX_SEED, REPLAY_KINDS, OfflineExperimentConfig
 from launch.experiments.make import make_agent_config, make_experiment_config, make_offline_experiment_config
 from launch.experiments.overrides import format_config_fields
 from launch.experiments.presets import preset_values
 from launch.experiments.presets import preset_names
+from launch.experiments.summaries import failed_summary
 from launch.lifecycle.run_directory import (
     DEFAULT_CHECKPOINT_MINUTES,
+    RunDirectoryLock,
+    RunDirectoryRefused,
     RunOptions,
     check_new_run_dir,
     check_run_directory,
@@ -55,8 +62,9 @@ from launch.lifecycle.run_directory import (
 from launch.registry import AGENTS, agent_definition, offline_agents
 
 
-def _bounded(kind, minimum, strictly: bool = False):
-    """An argparse type: `kind` values >= minimum (> if `strictly`); the parser names the flag in its message."""
+def _bounded(kind, minimum, strictly: bool = False, maximum=None):
+    """An argparse type: `kind` values >= minimum (> if `strictly`), and <= maximum if given; the parser names the
+    flag in its message."""
 
     def parse(text: str):
         try:
@@ -65,6 +73,8 @@ def _bounded(kind, minimum, strictly: bool = False):
             raise argparse.ArgumentTypeError(f"expected {kind.__name__}, got {text!r}") from None
         if value < minimum or (strictly and value == minimum):
             raise argparse.ArgumentTypeError(f"must be {'>' if strictly else '>='} {minimum}, got {text}")
+        if maximum is not None and value > maximum:
+            raise argparse.ArgumentTypeError(f"must be <= {maximum}, got {text}")
         return value
 
     parse.__name__ = kind.__name__
@@ -107,7 +117,8 @@ def make_parser() -> FlagParser:
                        "gymnax/<id>, or jaxmarl/<id> for multi-agent agents)")
     add("--steps", 100_000, type=_bounded(int, 1),
         help="environment steps to train for (offline: learner steps); default 100000")
-    add("--seed", 0, type=int, help="default 0")
+    add("--seed", 0, type=_bounded(int, 0, maximum=MAX_SEED),
+        help=f"0 to {MAX_SEED} (JAX's PRNGKey keeps 32 bits of a seed); default 0")
     add("--run-dir", help="where config.json, CSV logs, learning_curve.png, checkpoints and summary.json go")
     add("--overwrite", False, action="store_true", help="replace what a non-empty --run-dir holds")
     add("--config", [], action="append", metavar="FIELD=VALUE",
@@ -391,20 +402,41 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except ValueError as error:
         print(f"error: --compilation-cache: {error}", file=sys.stderr, flush=True)
         return 2
-    if run.config.run_dir and not run.options.resume:
-        prepare_new_run_dir(run.config.run_dir, run.overwrite)
+    start, run_dir, lock = time.time(), run.config.run_dir, None
     try:
+        if run_dir:
+            lock = RunDirectoryLock(run_dir)  # before the first write: RunDirectoryRefused while another run holds it
+            if not run.options.resume:  # checked again under the lock: a run racing for the directory may have won
+                prepare_new_run_dir(run_dir, run.overwrite)
         summary = _execute(run)
-    except CheckpointError as error:
+    except (RunDirectoryRefused, CheckpointError) as error:  # refused before the run wrote anything
         print(f"error: {error}", file=sys.stderr, flush=True)
         return 2
-    except DistributedRunError as error:
+    except DistributedRunError as error:  # its nodes recorded their failures, and the summary lists them
         print(f"error: {error}", file=sys.stderr, flush=True)
-        if error.summary is not None:  # the last line of standard output is still the summary
-            print(json.dumps(dict(error.summary)), flush=True)
-        return 1
+        summary = failed_summary(error.summary or _identity(run, time.time() - start), error, run_dir, recorded=True)
+    except Exception as error:  # noqa: BLE001 - every error that ends a run ends it with a summary
+        summary = failed_summary(_identity(run, time.time() - start), error, run_dir)
+        print(f"error: {summary['error']}", file=sys.stderr, flush=True)
+    finally:
+        if lock is not None:
+            lock.release()
     print(json.dumps(dict(summary)), flush=True)
     return exit_code(summary)
+
+
+def _identity(run: RunPlan, wall_seconds: float) -> Dict[str, Any]:
+    """What names a run whose runner made no summary (an error ended it first), for `failed_summary`."""
+    config = run.config
+    if run.mode == "anakin":
+        known = {"agent": config.agent, "env": config.environment, "launch": "anakin", "seeds": list(config.seeds),
+                 "config": dataclasses.asdict(config.resolved_agent_config)}
+    else:
+        known = {"agent": config.agent_name, "env": config.environment_name, "launch": run.mode, "seed": config.seed,
+                 "config": config.agent_config_dict()}
+        if run.mode == "offline":
+            known["dataset"] = config.dataset_name
+    return {**known, "wall_seconds": round(wall_seconds, 2)}
 
 
 def _execute(run: RunPlan) -> Dict[str, Any]:
@@ -419,8 +451,9 @@ def _execute(run: RunPlan) -> Dict[str, Any]:
 
 
 def exit_code(summary: Dict[str, Any]) -> int:
-    """1 if a final save failed; 128 + the signal's number if a signal ended the run; else 0."""
-    if summary.get("failures"):
+    """1 if an error ended the run or a final save failed; 128 + the signal's number if a signal ended the run;
+    else 0."""
+    if summary.get("failed") or summary.get("failures"):
         return 1
     if summary.get("interrupted"):
         return 128 + signal.Signals[summary["signal"]].value

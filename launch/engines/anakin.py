@@ -36,6 +36,7 @@ from acmelike.core import Saveable
 from acmelike.learners import NonFiniteLossError
 from acmelike.loggers import CSVLogger, Dispatcher, NoOpLogger, TensorBoardLogger
 from acmelike.loggers.plotting import plot_run_learning_curve
+from launch.experiments.config import check_seed
 from launch.experiments.interrupts import StopRequests
 from launch.experiments.make import environment_threshold, make_agent_config
 from launch.experiments.summaries import ReturnTracker, average_return, run_summary, write_summary
@@ -51,16 +52,15 @@ def parse_seeds(text: str) -> Tuple[int, ...]:
     for part in text.split(","):
         bounds = part.strip().split("-")
         try:
-            if len(bounds) == 1:
-                seeds.append(int(bounds[0]))
-            elif len(bounds) == 2 and int(bounds[0]) <= int(bounds[1]):
-                seeds.extend(range(int(bounds[0]), int(bounds[1]) + 1))
-            else:
+            first, last = int(bounds[0]), int(bounds[-1])
+            if len(bounds) > 2 or first > last:
                 raise ValueError
         except ValueError:
             raise ValueError(
                 f"--seeds: cannot read {part!r} in {text!r}; write seeds as 7, 0-15 (inclusive) or 0,3,8-11."
             ) from None
+        check_seed(last, "--seeds")
+        seeds.extend(range(first, last + 1))
     if len(set(seeds)) != len(seeds):
         raise ValueError(f"--seeds: {text!r} names a seed twice.")
     return tuple(seeds)
@@ -117,6 +117,8 @@ class AnakinConfig:
             raise ValueError(f"AnakinConfig.max_num_actor_steps must be >= 1, got {self.max_num_actor_steps}.")
         if not self.seeds:
             raise ValueError("AnakinConfig.seeds must name at least one seed.")
+        for seed in self.seeds:
+            check_seed(seed, "AnakinConfig.seeds")
         if self.return_window < 1:
             raise ValueError(f"AnakinConfig.return_window must be >= 1, got {self.return_window}.")
         if self.iterations_per_call < 1:
@@ -467,10 +469,11 @@ def _closed_on_error(logs: Sequence[_SeedLog]):
 
 
 def _finished(run_dir: str) -> bool:
-    """Whether `run_dir` holds the summary of a run that ended at its budget (not stopped by a signal)."""
+    """Whether `run_dir` holds the summary of a run that ended at its budget (not stopped by a signal or an error)."""
     try:
         with open(os.path.join(run_dir, "summary.json")) as f:
-            return json.load(f).get("interrupted") is False
+            summary = json.load(f)
+        return summary.get("interrupted") is False and not summary.get("failed")
     except (OSError, json.JSONDecodeError, AttributeError):
         return False
 
@@ -527,6 +530,7 @@ def _combine(config: AnakinConfig, summaries: Sequence[Dict[str, Any]], wall_sec
         f"mean_average_return_last_{config.return_window}": round(float(np.mean(averages)), 2),
         "threshold": summaries[0]["threshold"],
         "seeds_reaching_threshold": sum(steps is not None for steps in reached),
+        "failed": False,
         "interrupted": stop.requested,
         **({"signal": stop.signal_name} if stop.requested else {}),
         "seeds": list(summaries),

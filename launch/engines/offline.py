@@ -155,7 +155,8 @@ def _summary(config: OfflineExperimentConfig, rounds: EvaluationRounds, steps: i
              stop: StopRequests, failures: List[Dict[str, Any]]) -> Dict[str, Any]:
     """agent, env, dataset, launch ("offline"), learner_steps, the last and best evaluation averages and every
     round, average_return_last_<N> (the last `return_window` evaluation episodes), threshold and
-    learner_steps_to_threshold, wall_seconds, seed, the resolved agent config, interrupted (and signal), failures."""
+    learner_steps_to_threshold, wall_seconds, seed, the resolved agent config, failed (false), interrupted (and
+    signal), failures."""
     averages = [average for _, average in rounds.rounds]
     tracker = rounds.tracker
     return {
@@ -174,6 +175,7 @@ def _summary(config: OfflineExperimentConfig, rounds: EvaluationRounds, steps: i
         "wall_seconds": round(wall_seconds, 2),
         "seed": config.seed,
         "config": config.agent_config_dict(),
+        "failed": False,
         "interrupted": stop.requested,
         **({"signal": stop.signal_name} if stop.requested else {}),
         "failures": failures,

@@ -8,6 +8,7 @@ environment steps to count.
 """
 
 import dataclasses
+import numbers
 from typing import Any, Callable, Dict, Iterator, Optional
 
 import dm_env
@@ -19,6 +20,19 @@ from launch.registry import AGENTS, agent_definition
 
 INFERENCE_MODES = ("local", "central")  # see ExperimentConfig.inference
 REPLAY_KINDS = ("local", "reverb")  # see ExperimentConfig.replay
+# The largest seed: `jax.random.PRNGKey` (JAX 0.6 and 0.10, 64-bit types off) keeps only a seed's low 32 bits, so
+# seed 2**32 would repeat seed 0's keys, and above 2**63 - 1 it raises OverflowError; gymnasium refuses negative
+# seeds. Environment seeds derived from it (`launch.experiments.parts`) may exceed it: numpy takes any size.
+MAX_SEED = 2**32 - 1
+
+
+def check_seed(seed: int, name: str = "seed") -> None:
+    """ValueError naming `name` unless `seed` is an integer from 0 to MAX_SEED (see there why)."""
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= seed <= MAX_SEED:
+        raise ValueError(
+            f"{name} = {seed!r}; a seed must be an integer from 0 to {MAX_SEED} (2**32 - 1): JAX's PRNGKey keeps "
+            f"only 32 bits of it, and gymnasium refuses negative seeds. Choose a seed in that range."
+        )
 
 
 class _AgentAccess:
@@ -68,7 +82,7 @@ class ExperimentConfig(_AgentAccess):
         (`launch.experiments.parts` derives them).
       network_factory: environment spec -> the agent's networks. Raises ValueError when the spec does not fit.
       max_num_actor_steps: environment steps to train for (the run ends after the episode that reaches it).
-      seed: seeds networks, actors and environments.
+      seed: seeds networks, actors and environments; 0 to MAX_SEED.
       evaluation_every: actor steps between evaluations with the evaluation policy; 0: no evaluator at all.
       num_evaluation_episodes: episodes per evaluation.
       run_dir: where CSV logs, the learning-curve PNG, config.json and summary.json go; None writes nothing.
@@ -131,6 +145,7 @@ class ExperimentConfig(_AgentAccess):
         ):
             if not ok:
                 raise ValueError(f"ExperimentConfig.{name} = {getattr(self, name)!r}; it must be {allowed}.")
+        check_seed(self.seed, "ExperimentConfig.seed")
         self.check_agent_name()
 
 
@@ -148,7 +163,7 @@ class OfflineExperimentConfig(_AgentAccess):
         `demonstration_dataset_factory`); `make_offline_experiment_config` builds it from a Minari dataset.
       dataset_name: names the dataset in config.json, the summary and `--resume` (e.g. the Minari id).
       max_num_learner_steps: learner steps to train for (each the agent's `num_sgd_steps_per_step` SGD steps).
-      seed: seeds networks, the evaluator's environment and the dataset's sampling.
+      seed: seeds networks, the evaluator's environment and the dataset's sampling; 0 to MAX_SEED.
       evaluation_every: learner steps between evaluation rounds (also one at the budget); 0: no evaluator at all.
       num_evaluation_episodes: episodes per evaluation round.
       run_dir: where config.json, CSV logs, checkpoints, learning_curve.png and summary.json go; None writes nothing.
@@ -189,6 +204,7 @@ class OfflineExperimentConfig(_AgentAccess):
         ):
             if not ok:
                 raise ValueError(f"OfflineExperimentConfig.{name} = {getattr(self, name)!r}; it must be {allowed}.")
+        check_seed(self.seed, "OfflineExperimentConfig.seed")
         if self.stop_at_average_return is not None and not self.evaluation_every:
             raise ValueError(
                 f"OfflineExperimentConfig.stop_at_average_return = {self.stop_at_average_return} needs "

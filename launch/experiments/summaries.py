@@ -1,11 +1,16 @@
-"""Episode statistics and the run summary built from them (the JSON line and summary.json of every runner)."""
+"""Episode statistics and the run summary built from them (the JSON line and summary.json of every runner), and
+the summary of a run that an error ended (`failed_summary`, for every mode)."""
 
 import collections
+import errno
 import json
 import os
+import shutil
+import sys
 from typing import Any, Dict, Mapping, Optional
 
 from acmelike import core
+from launch.lifecycle.run_directory import READ_ONLY_ERRNOS, latest_run_checkpoint, record_failure
 
 
 class ReturnTracker(core.Saveable):
@@ -62,7 +67,8 @@ def run_summary(
     """The summary of a run: agent, env, env_steps, wall_seconds, average_return_last_<N> (N = the tracker's
     window, also given as `return_window`), threshold and steps_to_threshold (the first actor step at which the
     average reached it; None if it never did or there is no threshold), steps_per_second, learner_steps, episodes,
-    seed, the resolved agent config, then the runner's `extra` fields."""
+    seed, the resolved agent config, failed (false: `failed_summary` makes the summary of a run an error ended), then
+    the runner's `extra` fields."""
     steps = int(counts.get("actor_steps", 0))
     return {
         "agent": config.agent_name,
@@ -78,6 +84,7 @@ def run_summary(
         "episodes": tracker.episodes,
         "seed": config.seed,
         "config": config.agent_config_dict(),
+        "failed": False,
         **extra,
     }
 
@@ -90,3 +97,66 @@ def average_return(summary: Mapping[str, Any]) -> Optional[float]:
 def write_summary(run_dir: str, summary: Mapping[str, Any]) -> None:
     with open(os.path.join(run_dir, "summary.json"), "w") as f:
         json.dump(summary, f, indent=2)
+
+
+def failed_summary(known: Mapping[str, Any], error: BaseException, run_dir: Optional[str], *,
+                   recorded: bool = False) -> Dict[str, Any]:
+    """The summary of a run that `error` ended, in any mode: `known` (the runner's summary if it made one, else what
+    identifies the run: agent, env, launch, seed, ...) with `"failed": true`, `"error": "<type>: <message>"` (its
+    first line, with what to do about a full or read-only disk), `checkpoint` (the newest complete one, which
+    `--resume` continues from; None) and the error among `failures`, its traceback in
+    `<run_dir>/failures/run.txt` (`record_failure`; `recorded`: a distributed program's nodes wrote theirs).
+
+    Written to `<run_dir>/summary.json` if the directory takes it; if not (read-only, full), standard error says
+    so, and the summary the command line prints is the only one.
+    """
+    message = (str(error).strip().splitlines() or [""])[0]
+    summary = {
+        **known,
+        "failed": True,
+        "error": f"{type(error).__name__}: {message}{_disk_advice(error, run_dir)}",
+        "checkpoint": latest_run_checkpoint(run_dir) if run_dir and os.path.isdir(run_dir) else None,
+    }
+    failures = list(known.get("failures", []))
+    if not recorded:
+        failures.append(record_failure(run_dir, "run", "the run failed", error))
+    summary["failures"] = failures
+    if run_dir:
+        try:
+            write_summary(run_dir, summary)
+        except OSError as write_error:
+            why = f"{run_dir} is read-only ({write_error})" if write_error.errno in READ_ONLY_ERRNOS else write_error
+            print(f"[acmelike] summary.json was not written: {why}. The summary is the last line of standard output "
+                  f"only.", file=sys.stderr, flush=True)
+    return summary
+
+
+def _disk_advice(error: BaseException, run_dir: Optional[str]) -> str:
+    """What to do about a disk that is full or will not be written (an OSError saying so), else ''."""
+    code = getattr(error, "errno", None)
+    if not run_dir or code not in (errno.ENOSPC, errno.EDQUOT, *READ_ONLY_ERRNOS):
+        return ""
+    path = getattr(error, "filename", None) or run_dir
+    latest = latest_run_checkpoint(run_dir) if os.path.isdir(run_dir) else None
+    resume = (f"continue with `python -m launch --resume {run_dir}` (from {latest})" if latest else
+              "start the run again (--overwrite replaces what it wrote)")
+    if code in READ_ONLY_ERRNOS:
+        return f" ({run_dir} is read-only here: make it writable, or copy the run elsewhere; then {resume})."
+    free = shutil.disk_usage(_existing(path)).free
+    needed = f"; a checkpoint of this run takes {_megabytes(_size(latest))}" if latest else ""
+    return (f" ({_megabytes(free)} free on the filesystem of {path}{needed}: free space there, or move the run "
+            f"directory to a larger disk; then {resume}).")
+
+
+def _existing(path: str) -> str:
+    while not os.path.exists(path) and os.path.dirname(path) != path:
+        path = os.path.dirname(path)
+    return path
+
+
+def _size(directory: str) -> int:
+    return sum(os.path.getsize(os.path.join(root, name)) for root, _, names in os.walk(directory) for name in names)
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / 1e6:.1f} MB"

@@ -6,9 +6,12 @@
     <run_dir>/snapshots/<step>/    evaluation-policy snapshots (lifecycle.snapshots)
     <run_dir>/failures/<name>.txt  what failed, and its traceback (a node, or a final save: `record_failure`)
     <run_dir>/*.csv, tensorboard/  logs (lifecycle.logs)
+    <run_dir>/.lock                the lock of the one process running the run (`RunDirectoryLock`), and its pid
 """
 
 import dataclasses
+import errno
+import fcntl
 import json
 import os
 import shutil
@@ -18,8 +21,13 @@ from typing import Any, Dict, Optional
 
 from acmelike.checkpointing import CheckpointError, check_metadata, latest_checkpoint, read_metadata
 
-CHECKPOINTS, RUN_OPTIONS, FAILURES_DIR = "checkpoints", "run_options.json", "failures"
+CHECKPOINTS, RUN_OPTIONS, FAILURES_DIR, LOCK_FILE = "checkpoints", "run_options.json", "failures", ".lock"
 DEFAULT_CHECKPOINT_MINUTES = 10.0
+
+
+class RunDirectoryRefused(ValueError):
+    """A run directory this run may not use: another run's files are there, or another process holds its lock.
+    Raised before this run writes anything there (the command line exits 2)."""
 
 
 def latest_run_checkpoint(run_dir: Optional[str]) -> Optional[str]:
@@ -27,26 +35,107 @@ def latest_run_checkpoint(run_dir: Optional[str]) -> Optional[str]:
     return latest_checkpoint(os.path.join(run_dir, CHECKPOINTS)) if run_dir else None
 
 
+def _contents(run_dir: str) -> list:
+    """What an earlier run left in `run_dir`: its entries but the lock file, which outlives every run."""
+    return sorted(name for name in os.listdir(run_dir) if name != LOCK_FILE) if os.path.isdir(run_dir) else []
+
+
 def check_new_run_dir(run_dir: str, overwrite: bool) -> None:
     """A new run's directory must be a directory, and an earlier run's files may be replaced only with
-    `overwrite` (ValueError naming the directory and what it holds otherwise). Changes nothing."""
+    `overwrite` (RunDirectoryRefused naming the directory and what it holds otherwise). Changes nothing."""
     if os.path.exists(run_dir) and not os.path.isdir(run_dir):
-        raise ValueError(f"--run-dir {run_dir} is a file, not a directory: choose a directory path.")
-    if not overwrite and os.path.isdir(run_dir) and os.listdir(run_dir):
-        held = ", ".join(sorted(os.listdir(run_dir))[:6])
+        raise RunDirectoryRefused(f"--run-dir {run_dir} is a file, not a directory: choose a directory path.")
+    held = _contents(run_dir)
+    if not overwrite and held:
         has_run = os.path.exists(os.path.join(run_dir, "config.json"))
         resume = f" continue its run with --resume {run_dir}," if has_run else ""
-        raise ValueError(
-            f"--run-dir {run_dir} is not empty (it holds {held}, ...):{resume} choose a new directory, or pass "
-            f"--overwrite to replace its contents."
+        raise RunDirectoryRefused(
+            f"--run-dir {run_dir} is not empty (it holds {', '.join(held[:6])}, ...):{resume} choose a new directory, "
+            f"or pass --overwrite to replace its contents."
         )
 
 
 def prepare_new_run_dir(run_dir: str, overwrite: bool) -> None:
-    """`check_new_run_dir`, then removes what an earlier run left there (only with `overwrite`)."""
+    """`check_new_run_dir`, then removes what an earlier run left there (only with `overwrite`). The lock file
+    stays: the caller holds it (`RunDirectoryLock`), and a new file would be a second lock."""
     check_new_run_dir(run_dir, overwrite)
-    if overwrite and os.path.isdir(run_dir):
-        shutil.rmtree(run_dir)
+    for name in _contents(run_dir) if overwrite else ():
+        path = os.path.join(run_dir, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+        else:
+            os.remove(path)
+
+
+class RunDirectoryLock:
+    """The one process running the run in `run_dir`: an exclusive `flock` on `<run_dir>/.lock`, which holds the
+    holder's pid. Taken (the directory made if need be) before the run writes anything, held until `release` or
+    the process ends: the kernel lets go of a killed process's lock (kill -9 included), so a stale lock is simply
+    taken. A second process is refused (RunDirectoryRefused naming the holder's pid), so two runs never interleave
+    one directory's logs, checkpoints and summary.
+
+        lock = RunDirectoryLock(run_dir)     # before the first write; then, for a new run, check it is empty
+        ...
+        lock.release()
+
+    A flock belongs to the open file, not to its process's children: a distributed program's node processes write
+    the directory their launcher locked, and never take the lock themselves. The file is never removed (another
+    process may be waiting on it), and `check_new_run_dir` and `--overwrite` pass it by. A read-only directory is
+    locked through a read-only open of an existing lock file; without one, the OSError is raised for the run's
+    failure summary to report.
+    """
+
+    def __init__(self, run_dir: str):
+        os.makedirs(run_dir, exist_ok=True)
+        path = os.path.join(run_dir, LOCK_FILE)
+        self._writable = True
+        try:
+            self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as error:
+            if error.errno not in READ_ONLY_ERRNOS or not os.path.exists(path):
+                raise
+            self._fd, self._writable = os.open(path, os.O_RDONLY), False
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(self._fd)
+            holder = _lock_holder(path)
+            raise RunDirectoryRefused(
+                f"{run_dir} is in use by {holder} (it holds {path}), and two processes writing one run directory "
+                f"would interleave its logs and overwrite each other's checkpoints and summary. Wait for that run to "
+                f"end, or stop it{f' (kill {holder.split()[-1]})' if holder.startswith('process ') else ''}, then "
+                f"try again."
+            ) from None
+        if self._writable:
+            os.ftruncate(self._fd, 0)
+            os.write(self._fd, f"{os.getpid()}\n".encode())
+
+    def release(self) -> None:
+        """Lets another process take the directory (closing the file releases the flock)."""
+        if self._fd is not None:
+            if self._writable:
+                os.ftruncate(self._fd, 0)  # no pid of a process that no longer holds it
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> "RunDirectoryLock":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+READ_ONLY_ERRNOS = (errno.EROFS, errno.EACCES, errno.EPERM)  # "this cannot be written here"
+
+
+def _lock_holder(path: str) -> str:
+    """'process <pid>' as the lock file names it; 'another process' while the holder is still writing its pid."""
+    try:
+        with open(path) as f:
+            pid = f.read().strip()
+    except OSError:
+        pid = ""
+    return f"process {pid}" if pid.isdigit() else "another process"
 
 
 def record_failure(run_dir: Optional[str], name: str, what: str, error: BaseException) -> Dict[str, Any]:
@@ -134,11 +223,31 @@ def write_run_options(run_dir: str, options: RunOptions) -> None:
 
 
 def read_run_options(run_dir: str) -> RunOptions:
+    """The run's `RunOptions` (the defaults if it has no run_options.json); CheckpointError naming the file, and
+    the key, if it is corrupt, holds a key RunOptions lacks, or a value RunOptions refuses."""
     path = os.path.join(run_dir, RUN_OPTIONS)
     if not os.path.exists(path):
         return RunOptions()
-    with open(path) as f:
-        return RunOptions(**json.load(f))
+    known = ", ".join(field.name for field in dataclasses.fields(RunOptions))
+    try:
+        with open(path) as f:
+            saved = json.load(f)
+    except json.JSONDecodeError as error:
+        raise CheckpointError(f"Cannot resume {run_dir}: {path} is corrupt ({error}); restore it (an object of "
+                              f"{known}).") from None
+    if not isinstance(saved, dict):
+        raise CheckpointError(f"Cannot resume {run_dir}: {path} holds a {type(saved).__name__}, not an object of "
+                              f"{known}; restore it.")
+    unknown = sorted(set(saved) - {field.name for field in dataclasses.fields(RunOptions)})
+    if unknown:
+        raise CheckpointError(
+            f"Cannot resume {run_dir}: {path} has the unknown key(s) {', '.join(map(repr, unknown))} (a run's "
+            f"options are {known}). Remove them from the file, then resume again."
+        )
+    try:
+        return RunOptions(**saved)
+    except ValueError as error:
+        raise CheckpointError(f"Cannot resume {run_dir}: {path}: {error}") from None
 
 
 def config_overrides(agent_config: Dict[str, Any]) -> list:
