@@ -5,8 +5,8 @@ Each run is `distributed_scaling.run_one` (a subprocess running `launch.run_dist
 benchmark's steady rate (the actors' own rate inside episodes, from their CSV logs: start-up and compilation
 excluded). The replay rate limiter's tolerance is opened (`samples_per_insert_tolerance_rate=1e6`) on both sides,
 so the learner runs but does not hold the actors back: what is compared is how fast actors act. With central
-inference each actor step is a round trip to the inference node (pickled observation in, actions out) and one
-jitted call serves every actor's request together (up to `actors` observations, 2 ms batching timeout); locally
+inference each actor step is a round trip to the inference node (observation in, actions out, as arrays and JSON)
+and one jitted call serves every actor's request together (up to `actors` observations, 2 ms batching timeout); locally
 each actor runs its own jitted policy. No goal: the ratio is reported. On a 2-core machine all nodes share the
 two cores, so this measures the CPU cost of the two designs, not what an accelerator would give the central one.
 

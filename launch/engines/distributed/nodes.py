@@ -11,7 +11,6 @@ import concurrent.futures
 import contextlib
 import json
 import os
-import pickle
 import threading
 import time
 from typing import Dict, Optional
@@ -29,7 +28,7 @@ from launch.lifecycle.snapshots import save_run_snapshot
 from launch.experiments.parts import AgentParts
 from launch.lifecycle.node_checkpoints import ActorCheckpoints, LearnerCheckpoints
 from launch.lifecycle.run_directory import record_failure
-from launch.engines.distributed import runtime
+from launch.engines.distributed import messages, runtime
 from launch.experiments.config import ExperimentConfig
 
 ENDED_FILE = "ended.json"  # written by the node that ends the program (see `end_program`)
@@ -332,10 +331,10 @@ class InferenceNode(core.Worker):
     calls in dynamic batches of up to `max_batch_size` observations (`acmelike.actors.inference.InferenceServer`).
     Actors call it through an `InferenceNodeClient`.
 
-    Array arguments arrive pickled (bytes): Launchpad's courier hangs, silently and forever, on a call whose
-    arguments hold numpy arrays (google-deepmind/launchpad#28); results may be arrays. Its methods block until
-    their batch is served, so the engine must let the node serve many calls at once (Launchpad's courier servers
-    run 16 handler threads; actors beyond those wait for a later batch).
+    Arguments and results with arrays travel as `messages` (bytes of arrays and JSON, never a pickle: what an
+    actor sends cannot run code here). Its methods block until their batch is served, so the engine must let the
+    node serve many calls at once (Launchpad's courier servers run 16 handler threads; actors beyond those wait
+    for a later batch).
     """
 
     def __init__(self, config: ExperimentConfig, max_batch_size: int, learner, run_dir: Optional[str]):
@@ -346,12 +345,12 @@ class InferenceNode(core.Worker):
                 variable_source=RemoteVariableSource(learner), max_batch_size=max_batch_size
             )
 
-    def register(self, actor_id, keys: bytes) -> None:
-        self._server.register(actor_id, pickle.loads(keys))
+    def register(self, actor_id: int, keys: bytes) -> None:
+        self._server.register(actor_id, messages.decode(keys))
 
-    def select_action(self, actor_id, request: bytes):
-        observations, starting, finished = pickle.loads(request)
-        return self._server.select_action(actor_id, observations, starting, finished)
+    def select_action(self, actor_id: int, request: bytes) -> bytes:
+        observations, starting, finished = messages.decode(request)
+        return messages.encode(self._server.select_action(actor_id, observations, starting, finished))
 
     def run(self) -> None:
         stop = runtime.stop_event()
@@ -363,13 +362,14 @@ class InferenceNode(core.Worker):
 
 class InferenceNodeClient:
     """An actor's view of the inference node, with `InferenceServer`'s methods (`register`, `select_action`):
-    pickles the array arguments (see `InferenceNode`); `handle` is a stop-aware client of the node."""
+    arrays go and come back as `messages` (see `InferenceNode`); `handle` is a stop-aware client of the node."""
 
     def __init__(self, handle):
         self._handle = handle
 
-    def register(self, actor_id, keys) -> None:
-        self._handle.register(actor_id, pickle.dumps(np.asarray(keys)))
+    def register(self, actor_id: int, keys) -> None:
+        self._handle.register(actor_id, messages.encode(np.asarray(keys)))
 
-    def select_action(self, actor_id, observations, starting, finished):
-        return self._handle.select_action(actor_id, pickle.dumps((observations, starting, finished)))
+    def select_action(self, actor_id: int, observations, starting, finished):
+        reply = self._handle.select_action(actor_id, messages.encode((observations, starting, finished)))
+        return messages.decode(reply)
