@@ -40,7 +40,9 @@ setup(
     version="0.1.0",
     description=__doc__,
     packages=find_packages(include=["acmelike*", "agents*", "environment_loops*", "launch*"]),
-    package_data={"launch": ["presets/*.json"]},  # --preset NAME reads launch/presets/NAME.json
+    # --preset NAME reads launch/presets/NAME.json; runs compile engines/bind_address.c on first use (a C compiler,
+    # not a build step: launch/engines/bind_address.py)
+    package_data={"launch": ["presets/*.json", "engines/bind_address.c"]},
     python_requires=">=3.10",
     install_requires=CORE,
     extras_require={

@@ -13,10 +13,20 @@ Where things live:
     lifecycle/        a run on disk: its directory, checkpoints, snapshots, logs
 """
 
-# Load tfp's JAX substrate (rlax) before anything imports TensorFlow: see acmelike._jax_probability.
-from acmelike import _jax_probability  # noqa: F401,I001
+import sys
 
-import importlib
+# `python -m launch` (while Python imports the package, sys.argv[0] is "-m" and the module's name precedes the
+# arguments): restart once, before anything loads, with the library that keeps the run's servers on --bind-address
+# (launch/engines/bind_address.py).
+if sys.argv[:1] == ["-m"] and sys.orig_argv[-len(sys.argv)] in ("launch", "-mlaunch"):
+    from launch.engines.bind_address import exec_preloaded
+
+    exec_preloaded()
+
+# Load tfp's JAX substrate (rlax) before anything imports TensorFlow: see acmelike._jax_probability.
+from acmelike import _jax_probability  # noqa: F401,I001,E402
+
+import importlib  # noqa: E402
 
 # The public names below load on first use (PEP 562), so that `launch.load_actor` or `launch.registry` do not
 # import the runners: a snapshot then loads in a process that never builds a learner, replay or program.

@@ -36,8 +36,10 @@ from acmelike import compilation_cache
 from acmelike.checkpointing import CheckpointError
 from acmelike.wrappers import check_environment_id_from_file
 from launch.cli.flags import DISTRIBUTED, FLAGS, refusal
+from launch.engines import bind_address
 from launch.engines.anakin import config_from_arguments, is_anakin_run, read_anakin_config, run_anakin
 from launch.engines.distributed.launcher import LAUNCH_TYPES, run_distributed
+from launch.engines.distributed.launchpad_engine import check_launchpad_bind_address
 from launch.engines.distributed.ray_engine import RayOptions, parse_resources
 from launch.engines.distributed.supervisor import DistributedRunError
 from launch.engines.offline import run_offline
@@ -147,6 +149,10 @@ def make_parser() -> FlagParser:
     add("--actors", type=_bounded(int, 1), help="actor nodes of a distributed program (default 1)")
     add("--ray-address", metavar="ADDR",
         help="--launch ray: join this Ray cluster (`ray start --head` prints it); default: start Ray on this machine")
+    add("--bind-address", metavar="ADDR",
+        help="the address every server of the run listens on (Reverb, Launchpad's nodes, a local Ray; single: "
+             "with --replay reverb): default 127.0.0.1, this machine only, or with --ray-address the address this "
+             "machine reaches the cluster from; 0.0.0.0: every interface (docs/runs.md, 'What a run exposes')")
     add("--ray-resources", "", metavar="GROUP=RESOURCE[:AMOUNT],...",
         help="--launch ray: custom Ray resources each node of a group needs, e.g. actor=worker,learner=head")
     add("--ray-max-restarts", 3, type=_bounded(int, 0),
@@ -268,6 +274,7 @@ def plan(argv: Optional[Sequence[str]] = None) -> RunPlan:
         parser.error(str(error))
     if mode in DISTRIBUTED and config.stop_at_average_return is not None and not config.evaluation_every:
         parser.error(f"--stop-at-return in mode {mode} needs --eval-every > 0: evaluation rounds decide the stop.")
+    _check_bind_address(parser, args, given, mode, config)
     ray_options = _ray_options(parser, args) if mode == "ray" else None
     return RunPlan(mode, config=config, options=options, ray_options=ray_options, overwrite=args.overwrite,
                    compilation_cache=args.compilation_cache)
@@ -381,7 +388,27 @@ def _run_options(args, given: FrozenSet[str], mode: str, saved: Optional[_SavedR
         resume=bool(args.resume),
         launch=mode,
         actors=args.actors if "--actors" in given else base.actors if mode in DISTRIBUTED else 1,
+        bind_address=args.bind_address,  # never the saved run's: a file never opens a port beyond loopback
     )
+
+
+def _check_bind_address(parser, args, given: FrozenSet[str], mode: str, config) -> None:
+    """A run that starts servers needs the library that keeps them on --bind-address (`launch.engines.bind_address`,
+    built here once); a single-process run with --replay local starts none, nor do offline and Anakin runs."""
+    if mode not in DISTRIBUTED + ("single",):
+        return
+    if mode == "single" and config.replay != "reverb":
+        if "--bind-address" in given:
+            parser.error(f"--bind-address: --replay {config.replay} starts no server: drop --bind-address.")
+        return
+    try:
+        if mode in ("local_mt", "local_mp"):
+            check_launchpad_bind_address(args.bind_address)
+        bind_address.check_can_listen(args.bind_address)
+    except ValueError as error:
+        parser.error(str(error))
+    except bind_address.BindAddressError as error:
+        parser.error(f"--bind-address: {error}")
 
 
 def _ray_options(parser, args) -> RayOptions:

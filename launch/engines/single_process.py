@@ -12,7 +12,7 @@ so rate limiters only ever hold back the learner: one thread never waits on itse
 The replay is `config.replay`:
 - "reverb" (the default): an embedded, in-process Reverb server, as distributed programs use, with a prefetch
   thread. Reverb's samplers are not seedable and the thread decides when a batch is drawn relative to inserts:
-  runs are not repeatable.
+  runs are not repeatable. The server listens on `RunOptions.bind_address` (127.0.0.1: `launch.engines.bind_address`).
 - "local": the builder's tables served by a seeded, in-process `LocalReplay`. Sampling is synchronous and seeded
   by `config.seed`, so a run is bit-identical to another with the same seed, config, machine and stack; and no
   gRPC round trip is paid per step.
@@ -33,6 +33,7 @@ from acmelike.loggers import CSVLogger, Dispatcher, NoOpLogger, TerminalLogger
 from acmelike.loggers.plotting import plot_run_learning_curve
 from acmelike.variables import StaticVariableSource
 from environment_loops import EnvironmentLoop, make_environment_loop
+from launch.engines import bind_address
 from launch.experiments.config import ExperimentConfig
 from launch.experiments.interrupts import StopRequests
 from launch.experiments.parts import AgentParts
@@ -154,10 +155,11 @@ def _reverb_replay(config: ExperimentConfig, parts: AgentParts, lifecycle: RunLi
     # Without checkpoints, Reverb's default checkpointer would leave an empty directory in /tmp behind every run.
     scratch = tempfile.TemporaryDirectory(prefix="acmelike-reverb-")
     checkpointer = lifecycle.replay_checkpointer() or reverb.checkpointers.DefaultCheckpointer(scratch.name)
+    host = bind_address.listen_on(lifecycle.options.bind_address, here=True)  # not every interface: 127.0.0.1
     server = reverb.Server(tables, port=None, checkpointer=checkpointer)
     iterator = None
     try:
-        client = reverb.Client(f"localhost:{server.port}")
+        client = reverb.Client(f"{host}:{server.port}")
         iterator = parts.prefetched_dataset(client)
         yield _Replay(client=client, dataset=iterator, tables=lifecycle.sampleable_tables(tables))
     finally:

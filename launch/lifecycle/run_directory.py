@@ -20,6 +20,7 @@ import traceback
 from typing import Any, Dict, Optional
 
 from acmelike.checkpointing import CheckpointError, check_metadata, latest_checkpoint, read_metadata
+from launch.engines.bind_address import check_address
 
 CHECKPOINTS, RUN_OPTIONS, FAILURES_DIR, LOCK_FILE = "checkpoints", "run_options.json", "failures", ".lock"
 DEFAULT_CHECKPOINT_MINUTES = 10.0
@@ -170,6 +171,9 @@ class RunOptions:
       resume: continue from the run directory's latest checkpoint (a fresh start if it has none yet).
       launch, actors: the runner (`--launch`) and a distributed program's actor nodes, so `--resume` relaunches
         the run as it was launched.
+      bind_address: the address the run's servers listen on (`launch.engines.bind_address`); None: 127.0.0.1, or,
+        joining a Ray cluster, the address this machine reaches it from. `--resume` does not take it from the
+        saved run: only a command line opens a port beyond this machine.
     """
 
     checkpoint_every_minutes: Optional[float] = DEFAULT_CHECKPOINT_MINUTES
@@ -177,8 +181,11 @@ class RunOptions:
     resume: bool = False
     launch: str = "single"
     actors: int = 1
+    bind_address: Optional[str] = None
 
     def __post_init__(self):
+        if self.bind_address is not None:
+            check_address(self.bind_address)
         if self.checkpoint_every_minutes is not None and not self.checkpoint_every_minutes > 0:
             raise ValueError(
                 f"--checkpoint-every must be > 0 minutes (got {self.checkpoint_every_minutes}); omit it for the "

@@ -11,7 +11,7 @@ a failed node, and the summary.
 from typing import Any, Dict
 
 from launch.engines.distributed import supervisor
-from launch.engines.distributed.launchpad_engine import run_launchpad_program
+from launch.engines.distributed.launchpad_engine import check_launchpad_bind_address, run_launchpad_program
 from launch.engines.distributed.ray_engine import run_ray_program
 from launch.experiments.config import ExperimentConfig
 from launch.lifecycle.run_directory import RunOptions
@@ -31,7 +31,9 @@ def run_distributed(
     """Launches the program, prints progress, waits for the end, and returns the summary.
 
     `options` as for `run_single_process`: checkpoints, resume (each node restores its part: see
-    `launch.lifecycle.node_checkpoints`) and TensorBoard. A run directory holding another run's checkpoints is
+    `launch.lifecycle.node_checkpoints`), TensorBoard, and the address every node's server listens on
+    (`bind_address`: 127.0.0.1 unless given; Launchpad's nodes dial each other at localhost, so local_mt and
+    local_mp take 127.0.0.1 or 0.0.0.0 only). A run directory holding another run's checkpoints is
     refused (`CheckpointError`) before anything is written. `ray_options` (`ray_engine.RayOptions`) only with
     `launch_type="ray"`.
 
@@ -47,7 +49,9 @@ def run_distributed(
             f"ExperimentConfig.replay = {config.replay!r} selects the single-process runner's replay; a distributed "
             f"program's nodes share one Reverb server: leave replay at 'reverb', or run it with run_single_process."
         )
+    if launch_type != "ray":
+        check_launchpad_bind_address(options.bind_address)
     config = supervisor.prepare_run_directory(config, options, launch_type, num_actors)
     if launch_type == "ray":
-        return run_ray_program(config, num_actors, ray_options, stop_timeout_s)
-    return run_launchpad_program(config, num_actors, launch_type, stop_timeout_s)
+        return run_ray_program(config, num_actors, ray_options, stop_timeout_s, options.bind_address)
+    return run_launchpad_program(config, num_actors, launch_type, stop_timeout_s, options.bind_address)

@@ -19,6 +19,7 @@ import threading
 import time
 from typing import Any, Dict, Optional, Tuple
 
+from launch.engines.bind_address import DEFAULT, EVERY_INTERFACE, listen_on, resolve
 from launch.engines.distributed import nodes, supervisor
 from launch.engines.distributed.graph import REPLAY, Ref, experiment_graph
 from launch.experiments.config import ExperimentConfig
@@ -106,15 +107,30 @@ def describe_program(program) -> str:
     return "\n".join(lines)
 
 
+def check_launchpad_bind_address(address: Optional[str]) -> None:
+    """Launchpad gives its nodes `localhost:PORT` addresses to dial: their servers listen on 127.0.0.1 (None) or
+    every interface, never on another address alone (ValueError)."""
+    if resolve(address) not in (DEFAULT, EVERY_INTERFACE):
+        raise ValueError(
+            f"--bind-address {address}: Launchpad's nodes dial each other at localhost, so --launch local_mt and "
+            f"local_mp listen on {DEFAULT} (the default) or {EVERY_INTERFACE} (every interface); another address "
+            f"is for --launch ray."
+        )
+
+
 def run_launchpad_program(
-    config: ExperimentConfig, num_actors: int, launch_type: str, stop_timeout_s: float
+    config: ExperimentConfig, num_actors: int, launch_type: str, stop_timeout_s: float,
+    bind_address: Optional[str] = None,
 ) -> Dict[str, Any]:
     """Runs the program on Launchpad (`local_mt` threads or `local_mp` processes) after
-    `supervisor.prepare_run_directory`, prints progress, and returns the summary. Raises `DistributedRunError`
-    naming the node that failed. The program is stopped, and its processes gone, in every case."""
+    `supervisor.prepare_run_directory`, prints progress, and returns the summary. Every node's server listens on
+    `bind_address` (checked by `launcher.run_distributed`: `check_launchpad_bind_address`). Raises `DistributedRunError` naming the node that failed. The
+    program is stopped, and its processes gone, in every case."""
     import launchpad as lp
     from launchpad.launch.run_locally import launch_local_output_to_files
 
+    # local_mt's nodes serve from this process; local_mp's from the processes it starts, which inherit the setting.
+    listen_on(bind_address, here=launch_type == "local_mt")
     run_dir = config.run_dir
     program = make_distributed_program(config, num_actors)
     print(describe_program(program), flush=True)

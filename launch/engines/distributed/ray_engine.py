@@ -28,6 +28,7 @@ import dataclasses
 import json
 import logging
 import os
+import secrets
 import shutil
 import socket
 import tempfile
@@ -37,6 +38,7 @@ import uuid
 import warnings
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
+from launch.engines.bind_address import listen_on
 from launch.engines.distributed import runtime, supervisor
 from launch.experiments.config import ExperimentConfig
 from launch.experiments.interrupts import StopRequests
@@ -53,6 +55,7 @@ _SOCKET_PATH_MAX = 107
 _LOCAL_OBJECT_STORE_BYTES = 256 * 1024 * 1024  # only parameters and counts travel through it
 _POLL_S = 0.2
 LABEL_AMOUNT = 0.01  # what a node asks of a resource named without an amount: 100 such nodes fit in one unit
+TOKEN_AUTHENTICATION = (2, 52)  # the first Ray to check a token on every call (RAY_AUTH_MODE=token)
 _UNPLACED_WARNING_S = 30.0
 
 
@@ -62,7 +65,8 @@ class RayOptions:
 
     Attributes:
       address: an existing cluster's address (`ray start --head` prints it); None starts Ray on this machine
-        (loopback only, no dashboard, its temp dir under the run directory) for this run alone.
+        (on the run's bind address, 127.0.0.1 by default; no dashboard; its temp dir under the run directory) for
+        this run alone.
       resources: group -> {custom resource: amount} each node of the group needs (see `parse_resources`).
       max_restarts: how often Ray restarts one node of a `RESTARTABLE_GROUPS` group after its process died.
     """
@@ -362,9 +366,13 @@ def placements(starts: Mapping[str, List[Mapping[str, Any]]]) -> Dict[str, Dict[
     }
 
 
-def _start_ray(options: RayOptions, run_dir: str) -> Tuple[Optional[str], bool]:
+def _start_ray(options: RayOptions, run_dir: str, bind_address: Optional[str]) -> Tuple[Optional[str], bool]:
     """ray.init: joins `options.address`, or starts Ray here for this run; returns (temp dir, whether it is a
-    fallback outside the run directory)."""
+    fallback outside the run directory).
+
+    Every server this process and the Ray it starts bind listens on `bind_address` (`launch.engines.bind_address`):
+    by default 127.0.0.1, or, joining a cluster, the address this machine reaches it from. With a Ray that has
+    token authentication, it is on (`_use_token_authentication`)."""
     import ray
 
     # A namespace of its own: the hosts' names (the graph's node names) never meet another run's on a shared cluster.
@@ -373,8 +381,12 @@ def _start_ray(options: RayOptions, run_dir: str) -> Tuple[Optional[str], bool]:
         namespace=f"acmelike-{uuid.uuid4().hex[:12]}",
     )
     if options.address:
+        listen_on(bind_address or _address_towards(options.address), here=True)
+        _use_token_authentication(local=False)
         ray.init(address=options.address, **common)
         return None, False
+    host = listen_on(bind_address, here=True)
+    _use_token_authentication(local=True)
     temp_dir, fallback = ray_temp_dir(run_dir)
     if fallback:
         print(
@@ -386,16 +398,48 @@ def _start_ray(options: RayOptions, run_dir: str) -> Tuple[Optional[str], bool]:
     with warnings.catch_warnings():
         # Ray starts its daemons with fork+exec from this (JAX-threaded) process; nothing runs between the two.
         warnings.filterwarnings("ignore", message=r"os\.fork\(\) was called", category=RuntimeWarning)
-        _init_local(temp_dir, wanted, common)
+        _init_local(temp_dir, wanted, common, host)
     return temp_dir, fallback
 
 
-def _init_local(temp_dir: str, wanted, common) -> None:
+def _address_towards(cluster: str) -> str:
+    """The address of this machine's interface that reaches `cluster` (HOST:PORT): the cluster's own address for
+    this machine, where its Ray nodes reach this driver."""
+    host, _, port = cluster.rpartition(":")
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.connect((socket.gethostbyname(host), int(port)))  # a UDP socket: this only picks a route
+            return probe.getsockname()[0]
+    except (OSError, ValueError) as error:
+        raise ValueError(f"--ray-address {cluster}: cannot tell which address of this machine reaches it ({error}): "
+                         f"give it as HOST:PORT, or name this machine's address with --bind-address.") from None
+
+
+def _use_token_authentication(local: bool) -> None:
+    """Turns on Ray's token authentication (RAY_AUTH_MODE=token, Ray >= 2.52) for the Ray this process starts or
+    joins, unless RAY_AUTH_MODE already says otherwise. A local Ray gets a fresh token of its own (RAY_AUTH_TOKEN,
+    inherited by its daemons and workers; nothing written to ~/.ray); a cluster's token is the one it was started
+    with, which Ray reads from RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH or ~/.ray/auth_token. An older Ray has none:
+    joining a cluster says so, since its ports then take calls from anyone who reaches them."""
+    import ray
+
+    version = tuple(int(part) for part in ray.__version__.split(".")[:2] if part.isdigit())
+    if version < TOKEN_AUTHENTICATION:
+        if not local:
+            print(f"[ray] Ray {ray.__version__} has no token authentication (Ray >= 2.52): anyone who reaches the "
+                  f"cluster's ports can run code on it; keep it on a network only its machines reach "
+                  f"(docs/runs.md, 'What a run exposes').", flush=True)
+        return
+    if os.environ.setdefault("RAY_AUTH_MODE", "token") == "token" and local:
+        os.environ["RAY_AUTH_TOKEN"] = secrets.token_hex(32)
+
+
+def _init_local(temp_dir: str, wanted, common, host: str) -> None:
     import ray
 
     ray.init(
         address="local",  # never attach to a cluster found by RAY_ADDRESS or /tmp/ray: that takes --ray-address
-        _node_ip_address="127.0.0.1",
+        _node_ip_address=host,  # Ray's own servers listen on its node address
         _temp_dir=temp_dir,
         object_store_memory=_LOCAL_OBJECT_STORE_BYTES,
         resources={name: 1000.0 for name in wanted},
@@ -413,7 +457,8 @@ def _keep_temp_dir(temp_dir: str, run_dir: str) -> None:
 
 
 def run_ray_program(
-    config: ExperimentConfig, num_actors: int, options: Optional[RayOptions], stop_timeout_s: float
+    config: ExperimentConfig, num_actors: int, options: Optional[RayOptions], stop_timeout_s: float,
+    bind_address: Optional[str] = None,
 ) -> Dict[str, Any]:
     """`launch.run_distributed(..., launch_type="ray")` after the shared run-directory preparation: runs the
     program on Ray, supervises it, and returns the summary (restarts and Ray's start-up time added). Raises
@@ -425,7 +470,7 @@ def run_ray_program(
     graph = experiment_graph(config, num_actors)
     print(describe_graph(graph, options), flush=True)
     start = time.time()
-    temp_dir, fallback = _start_ray(options, run_dir)
+    temp_dir, fallback = _start_ray(options, run_dir, bind_address)
     init_seconds = time.time() - start
     program = RayProgram(graph, options)
     try:
