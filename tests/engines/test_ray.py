@@ -198,6 +198,11 @@ def test_local_ray_run_stops_on_a_signal_and_leaves_no_ray_process(signal_number
     summary = last_json_line(launcher.output)
     assert summary["interrupted"] is True and summary["signal"] == signal.Signals(signal_number).name
     assert summary["env_steps"] >= 300 and summary["ray_address"] == "local" and summary["ray_init_seconds"] > 0
+    # Checkpointed before the hosts stopped (none was due before): the counts at that moment name it.
+    (checkpoint,) = [path for path in (run_dir / "checkpoints").iterdir() if path.name.isdigit()]
+    assert (checkpoint / "arrays").is_dir() and (checkpoint / "replay").is_dir()
+    counts = json.loads((checkpoint / "counter.json").read_text())
+    assert 300 <= counts["actor_steps"] == int(checkpoint.name) <= summary["env_steps"]
     placements = _placements(run_dir)
     assert {"actor_0", "actor_1", "learner", "replay"} <= set(placements)
     assert len({where["node_id"] for where in placements.values()}) == 1
