@@ -1,7 +1,7 @@
 # acmelike: two commands on a fresh machine.
 #   make demo   - create .venv (full stack, Python 3.10) and train DQN on CartPole-v1 in one process
 #   make test   - create .venv and run the tests
-#   make test-latest - create .venv-latest (Python 3.11+, newest JAX, no TensorFlow) and run the pure-JAX tests
+#   make test-latest - create .venv-latest (Python 3.12+, newest JAX, no TensorFlow) and run the pure-JAX tests
 #   make test-long - the long tests (pytest -m long): distributed learning runs, kill -9 and resume of a program
 #   make bench  - create .venv and .venv-bench (SBX, Python 3.11) and run the benchmarks (BENCH_MODE=quick|full)
 #   make notebook - run notebooks/*.ipynb top to bottom in .venv's kernel (make test runs them on a short budget)
@@ -9,6 +9,8 @@
 # The full stack needs Python 3.10 (dm-launchpad/dm-reverb wheels); point PYTHON310 at yours if it lives elsewhere.
 
 PYTHON310 ?= $(shell PYENV_VERSION=3.10.13 pyenv which python3.10 2>/dev/null || command -v python3.10)
+PYTHON312 ?= $(shell PYENV_VERSION=3.12.1 pyenv which python3.12 2>/dev/null || command -v python3.12)
+# SBX's benchmark venv only (the torch 2.13.0 file on these machines is for Python 3.11).
 PYTHON311 ?= $(shell PYENV_VERSION=3.11.7 pyenv which python3.11 2>/dev/null || command -v python3.11)
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -40,8 +42,8 @@ $(VENV)/.installed: setup.py constraints.txt
 venv: $(VENV)/.installed
 
 $(VENV_LATEST)/.installed: setup.py constraints-latest.txt
-	@test -n "$(PYTHON311)" || { echo "Python 3.11+ not found: set PYTHON311=/path/to/python3.11"; exit 1; }
-	$(PYTHON311) -m venv $(VENV_LATEST)
+	@test -n "$(PYTHON312)" || { echo "Python 3.12+ not found: set PYTHON312=/path/to/python3.12"; exit 1; }
+	$(PYTHON312) -m venv $(VENV_LATEST)
 	$(PY_LATEST) -m pip install --quiet --upgrade pip
 	$(PY_LATEST) -m pip install --quiet -c constraints-latest.txt -e '.[test]'
 	touch $@

@@ -1,7 +1,7 @@
 """Which stack the tests run on, and how tests that need Reverb/Launchpad/TensorFlow say so.
 
 `make test` (full stack) sets ACMELIKE_FULL_STACK=1: there a missing package is an error, never a skip.
-`make test-latest` (Python 3.11+, no TensorFlow) skips such tests with a reason naming the missing package.
+`make test-latest` (Python 3.12+, no TensorFlow) skips such tests with a reason naming the missing package.
 """
 
 import importlib
