@@ -1,6 +1,6 @@
 """Stops keep work in a distributed run: Ctrl-C checkpoints the learner, replay and counts before the nodes stop,
-and `--resume` goes on from that checkpoint; a local_mp node killed from outside is named in the summary and in
-`<run_dir>/failures/`.
+and `--resume` goes on from that checkpoint; a local_mp actor killed from outside is restarted (as Ray restarts
+one), and another node killed is named in the summary and in `<run_dir>/failures/`.
 
 Ctrl-C is SIGINT to the launcher's whole process group, as a terminal sends it (the node processes leave that
 group, so it reaches the launcher alone). The Ctrl-C test of the main run, with its checkpoint at the stop, is
@@ -31,11 +31,16 @@ def _read(path):
         return json.load(f)
 
 
-def _actor_steps(run_dir):
+def _actor_steps(run_dir, key="actor_steps"):
     try:
-        return int(_read(os.path.join(run_dir, "progress.json")).get("actor_steps", 0))
+        return int(_read(os.path.join(run_dir, "progress.json")).get(key, 0))
     except (OSError, ValueError):
         return 0
+
+
+def _learning(run_dir):
+    """Past the learner's first (jitted) step: a stop while it compiles can outlast Launchpad's 10 s grace."""
+    return _actor_steps(run_dir, "learner_steps") > 0
 
 
 @long_test
@@ -68,20 +73,47 @@ def test_ctrl_c_of_local_mp_checkpoints_at_the_stop_and_resume_goes_on_from_it(t
     assert resumed.left_behind() == []
 
 
-def test_a_killed_local_mp_actor_is_named_in_the_summary_and_failures(tmp_path):
+def _local_mp(run_dir, *extra):
+    return Launcher("--agent", "dqn", "--env", "CartPole-v1", "--launch", "local_mp", "--actors", 2,
+                    "--steps", 1_000_000, "--progress-seconds", 0.5, *SMALL_DQN, *extra, run_dir=run_dir,
+                    command_line=True, separate_stderr=True)
+
+
+def test_a_killed_local_mp_node_that_cannot_restart_is_named_in_the_summary_and_failures(tmp_path):
     run_dir = tmp_path / "run"
-    launcher = Launcher("--agent", "dqn", "--env", "CartPole-v1", "--launch", "local_mp", "--actors", 2,
-                        "--steps", 1_000_000, "--progress-seconds", 0.5, *SMALL_DQN, run_dir=run_dir,
-                        command_line=True, separate_stderr=True)
-    launcher.wait_until(lambda: _actor_steps(str(run_dir)) > 0, timeout=300, what="the first actor steps")
+    launcher = _local_mp(run_dir)
+    launcher.wait_until(lambda: _learning(str(run_dir)), timeout=300, what="the first learner steps")
     pids = _read(run_dir / "node_processes.json")
     assert {"actor_0", "actor_1", "counter", "learner", "replay", "steps_limiter"} <= set(pids), pids
-    os.kill(pids["actor_1"], signal.SIGKILL)
+    os.kill(pids["steps_limiter"], signal.SIGKILL)
     assert launcher.wait(timeout=90) == 1, (launcher.output + launcher.errors)[-4000:]
     summary = last_json_line(launcher.output)
-    assert [failure["name"] for failure in summary["failures"]] == ["actor_1"], summary["failures"]
-    text = (run_dir / "failures" / "actor_1.txt").read_text()
-    assert f"process {pids['actor_1']}" in text and "SIGKILL" in text
-    assert "actor_1" in launcher.errors and "unknown node" not in launcher.errors
+    assert [failure["name"] for failure in summary["failures"]] == ["steps_limiter"], summary["failures"]
+    assert summary["restarts"] == {}
+    text = (run_dir / "failures" / "steps_limiter.txt").read_text()
+    assert f"process {pids['steps_limiter']}" in text and "SIGKILL" in text
+    assert "steps_limiter" in launcher.errors and "unknown node" not in launcher.errors
     assert launcher.left_behind() == []
 
+
+@long_test
+def test_a_killed_local_mp_actor_is_restarted_and_acts_again(tmp_path):
+    run_dir = tmp_path / "run"
+    launcher = _local_mp(run_dir)
+    launcher.wait_until(lambda: _learning(str(run_dir)), timeout=300, what="the first learner steps")
+    killed = _read(run_dir / "node_processes.json")["actor_1"]
+    os.kill(killed, signal.SIGKILL)
+    launcher.wait_until(lambda: _read(run_dir / "node_processes.json")["actor_1"] != killed, timeout=30,
+                        what="actor_1's restart")
+    restarted = _read(run_dir / "node_processes.json")["actor_1"]
+    log = run_dir / "actor_1.csv"
+    after_restart = os.path.getmtime(log)
+    launcher.wait_until(lambda: os.path.getmtime(log) > after_restart + 1, timeout=240,
+                        what="an episode of the restarted actor_1")
+    assert os.path.exists(f"/proc/{restarted}")
+    launcher.process.send_signal(signal.SIGTERM)
+    assert launcher.wait(timeout=120) == 143, (launcher.output + launcher.errors)[-4000:]
+    summary = last_json_line(launcher.output)
+    assert summary["restarts"] == {"actor_1": 1} and summary["failures"] == []
+    assert f"node 'actor_1' (process {killed}) was killed by SIGKILL: restarting it (1 of 3)" in launcher.output
+    assert launcher.left_behind() == []

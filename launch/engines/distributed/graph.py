@@ -18,6 +18,9 @@ from launch.experiments.config import ExperimentConfig
 
 REPLAY = "replay"  # a Reverb server over `constructor()`'s tables
 SERVICE = "service"  # an object whose methods other nodes call, and whose `run()` (if any) the engine runs
+# Groups whose node an engine restarts when its process dies (Ray's max_restarts, local_mp's NODE_RESTARTS): an actor
+# is rebuilt from the config and its own checkpoint; a node of another group stops the program when it dies.
+RESTARTABLE_GROUPS = ("actor",)
 
 
 @dataclasses.dataclass(frozen=True)

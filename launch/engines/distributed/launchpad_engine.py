@@ -15,17 +15,19 @@ import concurrent.futures
 import json
 import os
 import signal
+import subprocess
 import threading
 import time
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple
 
 from launch.engines.bind_address import DEFAULT, EVERY_INTERFACE, listen_on, resolve
 from launch.engines.distributed import nodes, supervisor
-from launch.engines.distributed.graph import REPLAY, Ref, experiment_graph
+from launch.engines.distributed.graph import REPLAY, RESTARTABLE_GROUPS, Ref, experiment_graph
 from launch.experiments.config import ExperimentConfig
 from launch.experiments.interrupts import StopRequests
 
 PROCESSES_FILE = "node_processes.json"  # local_mp: {node name: pid}
+NODE_RESTARTS = 3  # how often local_mp restarts one node of a RESTARTABLE_GROUPS group whose process died
 
 
 def make_distributed_program(config: ExperimentConfig, num_actors: int, *, name: str = "acmelike"):
@@ -148,25 +150,32 @@ def run_launchpad_program(
     # SIGTERM to this process once ended.json is written) goes straight through.
     ended = os.path.join(run_dir, nodes.ENDED_FILE)
     with StopRequests(hold_back=True, passes=lambda number: number == signal.SIGTERM and os.path.exists(ended)) as stop:
-        failure, died = _supervise(program, manager, stop, run_dir, config.progress_period_s, config.max_num_actor_steps,
-                                   stop_timeout_s)
+        failure, died, restarts = _supervise(program, manager, stop, run_dir, config.progress_period_s,
+                                             config.max_num_actor_steps, stop_timeout_s)
     # Launchpad's stop countdown ends its line with a carriage return: start a fresh line for what follows.
     print(flush=True)
     wall = time.time() - start
     logs_hint = os.path.join(run_dir, "logs") if launch_type == "local_mp" else "this process's output"
     return supervisor.conclude(config, num_actors, launch_type, wall, stop, engine=launch_type, logs_hint=logs_hint,
-                               engine_failures=died, engine_failure=failure)
+                               engine_failures=died, engine_failure=failure, restarts=restarts)
 
 
 def _supervise(program, manager, stop: StopRequests, run_dir: str, period_s: float, max_steps: int,
-               stop_timeout_s: float) -> Tuple[Optional[BaseException], Dict[str, str]]:
+               stop_timeout_s: float) -> Tuple[Optional[BaseException], Dict[str, str], Dict[str, int]]:
     """Waits for the program (printing progress); checkpoints the run when a signal is held back (`StopRequests`),
-    then lets Launchpad stop the nodes. Returns the first worker failure, if any, and {node: what Launchpad saw}
-    for each node process that died (exited non-zero) without reporting why itself."""
-    processes = _node_processes(program, manager)
-    if processes:  # which process is which node, for people (and tests) who signal one
+    then lets Launchpad stop the nodes. Returns the first worker failure, if any, {node: what Launchpad saw} for
+    each node process that died (exited non-zero) without reporting why itself, and {node: restarts} (local_mp
+    restarts a dead actor: `_RestartingProcess`)."""
+    processes: Dict[str, Any] = {}
+
+    def write_processes():  # which process is which node, for people (and tests) who signal one
         with open(os.path.join(run_dir, PROCESSES_FILE), "w") as f:
             json.dump({name: process.pid for name, process in processes.items()}, f, indent=1)
+
+    processes.update(_node_processes(program, manager, lambda: stop.requested or manager.stop_event().is_set(),
+                                     write_processes))
+    if processes:
+        write_processes()
     result: Dict[str, Any] = {}
 
     def wait():
@@ -175,7 +184,7 @@ def _supervise(program, manager, stop: StopRequests, run_dir: str, period_s: flo
         except BaseException as error:  # noqa: BLE001 - handed to the main thread
             result["failure"] = error
             # Before the others end (Launchpad has just asked them to): the processes that are gone are those that died.
-            result["died"] = {name: f"Launchpad: node {name!r} (process {process.pid}) {_exit_status(code)}\n"
+            result["died"] = {name: f"Launchpad: node {name!r} (process {process.pid}) {_exit_status(code, process)}\n"
                               for name, process in processes.items() if (code := process.poll())}
             manager.wait(raise_error=False)  # the manager is stopping the other nodes; wait for them too
 
@@ -193,7 +202,9 @@ def _supervise(program, manager, stop: StopRequests, run_dir: str, period_s: flo
         if time.time() - last_print >= period_s:
             last_print = time.time()
             supervisor.print_progress(run_dir, max_steps)
-    return result.get("failure"), result.get("died", {})
+    restarts = {name: process.restarts for name, process in processes.items()
+                if isinstance(process, _RestartingProcess) and process.restarts}
+    return result.get("failure"), result.get("died", {}), restarts
 
 
 def _checkpoint(learner, stop: StopRequests, timeout_s: float) -> Optional[str]:
@@ -211,20 +222,85 @@ def _checkpoint(learner, stop: StopRequests, timeout_s: float) -> Optional[str]:
     return None
 
 
-def _node_processes(program, manager) -> Dict[str, Any]:
-    """{node name: its process} of a local_mp program (empty under local_mt). Launchpad 0.5.2 keeps each node's
-    `subprocess.Popen` in its worker manager under "<group>/<index>" (a private attribute: the only place that
-    says which node a dead process was)."""
+def _node_processes(program, manager, stopping: Callable[[], bool], on_restart: Callable[[], None]) -> Dict[str, Any]:
+    """{node name: its process} of a local_mp program (empty under local_mt), each node of a `RESTARTABLE_GROUPS`
+    group now behind a `_RestartingProcess`. Launchpad 0.5.2 keeps each node's `subprocess.Popen` in its worker
+    manager under "<group>/<index>" (a private attribute: the only place that says which node a process is)."""
+    from launchpad.launch.run_locally import launch_local_output_to_files
+
     processes = {}
-    for title, workers in getattr(manager, "_active_workers", {}).items():
-        group, _, index = title.rpartition("/")
-        for worker in workers:
-            if hasattr(worker, "poll") and group in program.groups:
-                processes[group if len(program.groups[group]) == 1 else f"{group}_{index}"] = worker
+    with manager._mutex:
+        for title, workers in getattr(manager, "_active_workers", {}).items():
+            group, _, index = title.rpartition("/")
+            for position, worker in enumerate(workers):
+                if not isinstance(worker, subprocess.Popen) or group not in program.groups:
+                    continue
+                name = group if len(program.groups[group]) == 1 else f"{group}_{index}"
+                if group in RESTARTABLE_GROUPS:
+                    log = os.path.join(launch_local_output_to_files._LOGGING_DIR, title)
+                    worker = workers[position] = _RestartingProcess(name, worker, log, stopping, on_restart)
+                processes[name] = worker
     return processes
 
 
-def _exit_status(code: int) -> str:
-    if code < 0:
-        return f"was killed by {signal.Signals(-code).name} and did not restart (local_mp restarts no node)"
-    return f"exited with code {code}"
+class _RestartingProcess(subprocess.Popen):
+    """Stands in for a restartable node's `subprocess.Popen` in Launchpad's worker manager, so that local_mp
+    restarts a node whose process dies, as Ray does.
+
+    When the process dies of a signal (kill -9, the OOM killer) while the program is not stopping (`stopping()`),
+    the same command starts again, its output appended to the node's log, up to `NODE_RESTARTS` times: the node
+    rebuilds itself from the config and its own checkpoint, and Launchpad, polling with `wait(0)`, sees a process
+    still running. A node that raises exits with code 1 (its failure file written): it is not restarted, and it
+    stops the program as before. Launchpad 0.5.2 uses only `wait`, `send_signal` and `pid` of its workers;
+    `Popen.__init__` is not called, since this object starts a process only to restart one.
+    """
+
+    _child_created = False  # what Popen.__del__ reads
+
+    def __init__(self, name: str, process: subprocess.Popen, log_path: str, stopping: Callable[[], bool],
+                 on_restart: Callable[[], None]):
+        self.name = name
+        self.restarts = 0
+        self._process = process
+        self._log_path = log_path
+        self._stopping = stopping
+        self._on_restart = on_restart
+
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
+    @property
+    def args(self):
+        return self._process.args
+
+    @property
+    def returncode(self) -> Optional[int]:
+        return self._process.returncode
+
+    def poll(self) -> Optional[int]:
+        return self._process.poll()
+
+    def send_signal(self, sig) -> None:
+        self._process.send_signal(sig)
+
+    def wait(self, timeout=None) -> int:
+        code = self._process.wait(timeout)  # subprocess.TimeoutExpired while it runs
+        if code >= 0 or self.restarts >= NODE_RESTARTS or self._stopping():
+            return code
+        self.restarts += 1
+        print(f"[distributed] node {self.name!r} (process {self.pid}) was killed by {signal.Signals(-code).name}: "
+              f"restarting it ({self.restarts} of {NODE_RESTARTS})", flush=True)
+        with open(self._log_path, "a") as log:
+            self._process = subprocess.Popen(self.args, env=dict(os.environ), stdout=log, stderr=log)
+        self._on_restart()
+        raise subprocess.TimeoutExpired(self.args, timeout)
+
+
+def _exit_status(code: int, process) -> str:
+    if code >= 0:
+        return f"exited with code {code}"
+    restarts = getattr(process, "restarts", None)
+    how = ("and local_mp restarts no node of its group" if restarts is None
+           else f"after {restarts} restart{'s' if restarts != 1 else ''} (local_mp restarts a node {NODE_RESTARTS} times)")
+    return f"was killed by {signal.Signals(-code).name}, {how}"

@@ -42,9 +42,8 @@ from launch.engines.bind_address import listen_on
 from launch.engines.distributed import runtime, supervisor
 from launch.experiments.config import ExperimentConfig
 from launch.experiments.interrupts import StopRequests
-from launch.engines.distributed.graph import REPLAY, SERVICE, Node, Ref, experiment_graph
+from launch.engines.distributed.graph import REPLAY, RESTARTABLE_GROUPS, SERVICE, Node, Ref, experiment_graph
 
-RESTARTABLE_GROUPS = ("actor",)  # their state is rebuilt from the config; others stop the program when they die
 COORDINATOR = "coordinator"  # the driver's mailbox; hosts are named after their nodes, in the run's own namespace
 PLACEMENT_FILE = "ray_nodes.json"  # where each node runs: Ray node id, hostname, pid, that node's custom resources
 TEMP_DIR = "ray"  # Ray's session files and logs, under the run directory
