@@ -107,9 +107,17 @@ def checkpoint_before_stopping(checkpoint: Callable[[], Optional[str]], run_dir:
     checkpoint's path (None without checkpoints).
 
     Every engine calls this when a signal asks the program to stop, while every node is still up: an engine's own
-    stop ends the nodes at once, the replay and counter nodes with them. A save that fails is reported (stderr,
+    stop ends the nodes at once, the replay and counter nodes with them. Before the first actor step (as reported
+    in progress.json) there is nothing to keep, and nothing is saved. A save that fails is reported (stderr,
     `<run_dir>/failures/stop_checkpoint.txt`, the summary's `failures`) and the program still stops.
     """
+    try:
+        steps = int(read_progress(run_dir).get("actor_steps", 0))
+    except (OSError, ValueError):  # the steps limiter has not started
+        steps = 0
+    if not steps:  # the learner node may still be building itself: nothing to keep, and no need to wait for it
+        print(f"[distributed] {why} before the first actor step: nothing to checkpoint", flush=True)
+        return None
     print(f"[distributed] {why}: checkpointing the learner, replay and counts before stopping the nodes",
           flush=True)
     started = time.time()
