@@ -81,7 +81,7 @@ FLAGS: Dict[str, FlagRule] = {
                   "batch_size: --config batch_size=N)",
     }),
     "--ray-address": FlagRule(("ray",), _RAY_ONLY),
-    # single: with --replay reverb (the default); --replay local starts no server (the parser refuses the pair).
+    # single: with --replay reverb; --replay local starts no server (the parser refuses the pair).
     "--bind-address": FlagRule(DISTRIBUTED + ("single",), "{mode} starts no server: drop {flag}"),
     "--ray-resources": FlagRule(("ray",), _RAY_ONLY),
     "--ray-max-restarts": FlagRule(("ray",), _RAY_ONLY),

@@ -124,8 +124,8 @@ def test_a_single_process_run_with_reverb_listens_on_loopback_only(tmp_path):
 
 def test_bind_address_given_is_the_address_the_servers_listen_on(tmp_path):
     require("reverb")
-    launcher = Launcher("--agent", "dqn", "--env", "CartPole-v1", "--steps", 1500, "--bind-address", "127.0.0.2",
-                        command_line=True, run_dir=tmp_path)
+    launcher = Launcher("--agent", "dqn", "--env", "CartPole-v1", "--replay", "reverb", "--steps", 1500,
+                        "--bind-address", "127.0.0.2", command_line=True, run_dir=tmp_path)
     sockets = _run_and_watch(launcher, 300)
     _check_finished(launcher, 1500)
     assert sockets and {str(_ipv4(address)) for address, _, _ in sockets} == {"127.0.0.2"}, sockets
