@@ -241,7 +241,10 @@ def test_the_largest_seed_is_one_prng_key_takes_and_the_python_api_refuses_large
     from launch.engines.anakin import AnakinConfig
 
     assert not (jax.random.PRNGKey(MAX_SEED) == jax.random.PRNGKey(0)).all()
-    assert (jax.random.PRNGKey(MAX_SEED + 1) == jax.random.PRNGKey(0)).all()  # why larger seeds are refused
+    try:  # why larger seeds are refused: they repeat smaller seeds' keys (jax 0.6.2, 0.10.2), or are not taken
+        assert (jax.random.PRNGKey(MAX_SEED + 1) == jax.random.PRNGKey(0)).all()
+    except (OverflowError, ValueError):
+        pass
     assert make_experiment_config(agent="dqn", environment="CartPole-v1", max_num_actor_steps=10,
                                   seed=MAX_SEED).seed == MAX_SEED
     with pytest.raises(ValueError, match=r"ExperimentConfig.seed = 4294967296; a seed must be an integer from 0"):
