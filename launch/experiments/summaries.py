@@ -115,7 +115,7 @@ def failed_summary(known: Mapping[str, Any], error: BaseException, run_dir: Opti
         **known,
         "failed": True,
         "error": f"{type(error).__name__}: {message}{_disk_advice(error, run_dir)}",
-        "checkpoint": latest_run_checkpoint(run_dir) if run_dir and os.path.isdir(run_dir) else None,
+        "checkpoint": _newest_checkpoint(run_dir),
     }
     failures = list(known.get("failures", []))
     if not recorded:
@@ -131,13 +131,23 @@ def failed_summary(known: Mapping[str, Any], error: BaseException, run_dir: Opti
     return summary
 
 
+def _newest_checkpoint(run_dir: Optional[str]) -> Optional[str]:
+    try:
+        return latest_run_checkpoint(run_dir) if run_dir and os.path.isdir(run_dir) else None
+    except OSError:  # a directory that cannot be listed: the summary still goes out
+        return None
+
+
 def _disk_advice(error: BaseException, run_dir: Optional[str]) -> str:
-    """What to do about a disk that is full or will not be written (an OSError saying so), else ''."""
+    """What to do about a disk that is full or will not be written (an OSError saying so, or one that caused
+    `error`: a library may wrap it), else ''."""
+    while error is not None and getattr(error, "errno", None) is None:
+        error = error.__cause__ or error.__context__
     code = getattr(error, "errno", None)
     if not run_dir or code not in (errno.ENOSPC, errno.EDQUOT, *READ_ONLY_ERRNOS):
         return ""
     path = getattr(error, "filename", None) or run_dir
-    latest = latest_run_checkpoint(run_dir) if os.path.isdir(run_dir) else None
+    latest = _newest_checkpoint(run_dir)
     resume = (f"continue with `python -m launch --resume {run_dir}` (from {latest})" if latest else
               "start the run again (--overwrite replaces what it wrote)")
     if code in READ_ONLY_ERRNOS:

@@ -272,3 +272,22 @@ def test_an_unknown_key_in_run_options_is_refused_naming_it_and_its_file(tmp_pat
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert f"{path} has the unknown key(s) 'checkpoint_every_minute'" in result.stderr, result.stderr[-2000:]
     assert {name: os.path.getmtime(os.path.join(run_dir, name)) for name in os.listdir(run_dir)} == before
+
+
+def test_a_full_disk_a_library_wrapped_in_its_own_error_still_says_where_and_how_much(tmp_path, capsys):
+    from launch.experiments.summaries import failed_summary
+
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    try:
+        try:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(run_dir / "checkpoints" / "x.tmp"))
+        except OSError as full:
+            raise ValueError("could not write the checkpoint's arrays") from full
+    except ValueError as error:
+        summary = failed_summary({"agent": "dqn"}, error, str(run_dir))
+    assert summary["error"].startswith("ValueError: could not write the checkpoint's arrays (")
+    assert f"MB free on the filesystem of {run_dir}/checkpoints/x.tmp" in summary["error"]
+    assert "start the run again" in summary["error"] and summary["checkpoint"] is None
+    assert json.loads((run_dir / "summary.json").read_text()) == summary
+    assert "Traceback" in (run_dir / "failures" / "run.txt").read_text()
