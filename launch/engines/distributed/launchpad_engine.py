@@ -12,6 +12,7 @@ the program at the actor-step budget); every other node is a CourierNode.
 """
 
 import concurrent.futures
+import ctypes
 import json
 import os
 import signal
@@ -75,8 +76,6 @@ class _NodeProcess:
 
 
 def _leave_launcher_group(launcher_pid: int) -> None:
-    import ctypes
-
     pr_set_pdeathsig = 1  # <linux/prctl.h>
     if ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL) != 0:
         print(f"[node {os.getpid()}] prctl(PR_SET_PDEATHSIG) failed (errno {ctypes.get_errno()}): this node "
