@@ -24,7 +24,7 @@ it and adders:
 
 Every method takes keyword arguments only, so call sites read as what they pass. The builder never creates a
 Reverb server or a Launchpad node, and never asks how it is run: whether inserts may block is the runner's choice
-(`acmelike.replay.inserts_never_block`), and how much one learner step samples is read off the dataset iterator.
+(`acmelike.replay.never_blocking_inserts`, applied by the runner to the builder's tables), and how much one learner step samples is read off the dataset iterator.
 That is why one builder serves every runner.
 
 Tables and adders receive the policy, so what they store beside each action is derived from it
@@ -97,10 +97,11 @@ class ActorLearnerBuilder(OfflineBuilder[Networks, Policy]):
 
     @abc.abstractmethod
     def make_replay_tables(self, *, environment_spec: EnvironmentSpec, policy: Policy) -> list:
-        """Returns the `reverb.Table`s the agent's adder writes to and its dataset reads from.
+        """Returns the tables the agent's adder writes to and its dataset reads from, as descriptions
+        (`acmelike.replay.TableSpec`, from `acmelike.replay`'s factories): the local replay is built from them, and a
+        runner with a Reverb server makes its `reverb.Table`s from them.
 
-        Signatures come from `environment_spec` and the policy's extras (`policy_extras_spec(policy)`). Rate
-        limiters come from `acmelike.replay`'s factories, which follow the runner's choice of blocking inserts.
+        Signatures come from `environment_spec` and the policy's extras (`policy_extras_spec(policy)`).
         """
 
     @abc.abstractmethod

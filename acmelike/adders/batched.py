@@ -17,6 +17,7 @@ Priorities: a stored group carries the largest priority of its K items, and a le
 of them sets the group's (the last one wins). Uniform and queue tables are unaffected.
 """
 
+import dataclasses
 import math
 import threading
 from typing import Callable, Dict, Iterator, List, Optional
@@ -26,7 +27,8 @@ import jax
 import numpy as np
 
 from acmelike.adders.base import Adder
-from acmelike.adders.reverb_base import AdderInterrupted, close_writer
+from acmelike.adders.reverb_base import AdderInterrupted, close_writer, timed_out
+from acmelike.replay.tables import ArraySpec, RateLimiterSpec, TableSpec
 from acmelike.types import ReplaySample, SampleInfo
 
 _FIRST = np.int8(dm_env.StepType.FIRST)
@@ -152,17 +154,14 @@ class _SubEnvironmentClient:
         return _MemoryWriter(self._sink, num_keep_alive_refs)
 
     def server_info(self, timeout=None):
-        import dataclasses
-
-        import tensorflow as tf  # lazy: see module docstring
-
-        def single(spec):
-            return tf.TensorSpec(spec.shape[1:], spec.dtype, spec.name)
+        def single(spec):  # an ArraySpec, or a tf.TensorSpec from a Reverb server
+            leaf = ArraySpec.of(spec)
+            return ArraySpec(leaf.shape[1:], leaf.dtype)
 
         infos = self._client.server_info(timeout=timeout)
         return {
             name: dataclasses.replace(
-                info, signature=None if info.signature is None else tf.nest.map_structure(single, info.signature)
+                info, signature=None if info.signature is None else jax.tree_util.tree_map(single, info.signature)
             )
             for name, info in infos.items()
         }
@@ -236,16 +235,15 @@ class BatchedAdder:
 
     def _flush(self, block_until_num_items: int) -> None:
         """`writer.flush`, waiting in slices so that `interrupt()` can end the wait."""
-        from reverb import errors  # lazy: importing acmelike.adders must not import Reverb
-
         while True:
             if self._interrupted.is_set():
                 raise AdderInterrupted("BatchedAdder was interrupted while waiting for the replay server.")
             try:
                 self._writer.flush(block_until_num_items=block_until_num_items, timeout_ms=_WAIT_SLICE_MS)
                 return
-            except errors.DeadlineExceededError:
-                continue
+            except Exception as error:  # noqa: BLE001 - only a timed-out slice is retried
+                if not timed_out(error):
+                    raise
 
     def reset(self) -> None:
         """Drops every sub-environment's partial episode and the items not yet stored."""
@@ -273,29 +271,22 @@ def _sub_timestep(timestep: dm_env.TimeStep, i: int) -> dm_env.TimeStep:
     )
 
 
-def batched_tables(tables: list, items_per_write: int) -> list:
-    """The agent's `reverb.Table`s, storing groups of `items_per_write` items: signatures gain a leading axis K,
-    and sizes and rate limits are divided by K, so they hold and limit the same number of single items."""
-    import tensorflow as tf  # lazy: see module docstring
-    from reverb import rate_limiters
-
+def batched_tables(tables: List[TableSpec], items_per_write: int) -> List[TableSpec]:
+    """The agent's tables, storing groups of `items_per_write` items: signatures gain a leading axis K, and sizes
+    and rate limits are divided by K, so they hold and limit the same number of single items."""
     k = items_per_write
     batched = []
     for table in tables:
-        info = table.info
-        limiter = info.rate_limiter_info
-        # The signature as given (reverb's own `replace` reads it there too): `info.signature` is a decoded copy whose
-        # namedtuples (e.g. Step) are stand-in classes, which would change the type of what the dataset yields.
-        signature = table._signature
+        limiter = table.rate_limiter
+        signature = table.signature
         if signature is not None:
-            signature = tf.nest.map_structure(
-                lambda spec: tf.TensorSpec((k, *spec.shape), spec.dtype, spec.name), signature
-            )
+            signature = jax.tree_util.tree_map(lambda spec: ArraySpec((k, *spec.shape), spec.dtype), signature)
         batched.append(
-            table.replace(
-                max_size=max(1, math.ceil(info.max_size / k)),
+            dataclasses.replace(
+                table,
+                max_size=max(1, math.ceil(table.max_size / k)),
                 signature=signature,
-                rate_limiter=rate_limiters.RateLimiter(
+                rate_limiter=RateLimiterSpec(
                     samples_per_insert=limiter.samples_per_insert,
                     min_size_to_sample=max(1, math.ceil(limiter.min_size_to_sample / k)),
                     min_diff=limiter.min_diff / k,

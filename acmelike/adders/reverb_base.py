@@ -1,10 +1,11 @@
 """What the Reverb adders share: the episode guard, step validation, priorities, prompt flushing, `Step` writing.
 
 Importing this module imports neither Reverb nor TensorFlow: the `TrajectoryWriter` and the table signatures
-come from the client the caller passes in, `reverb.errors` is imported when a call to the server needs it, and
-TensorFlow only inside the `signature` helpers (see DESIGN.md, "lazy, honest imports").
+come from the client the caller passes in, a timed-out wait on the server is recognised without importing Reverb
+(`timed_out`), and signatures are nests of `acmelike.replay.tables.ArraySpec` (see DESIGN.md, "lazy, honest imports").
 """
 
+import sys
 import threading
 from typing import Callable, Dict, Mapping, Optional, Sequence, Union
 
@@ -15,38 +16,37 @@ import numpy as np
 
 from acmelike.adders.base import Adder
 from acmelike.adders.validation import FieldSpec, InvalidStepError, RealFieldSpec
+from acmelike.replay.tables import ArraySpec
 from acmelike.types import NestedArray, NestedSpec, Step
 
 PriorityFn = Callable[[NestedArray], float]
 PriorityFns = Optional[Mapping[str, Optional[PriorityFn]]]
 
 
-def tensor_spec(spec, dtype=None, time_dim: Union[int, None, str] = "none"):
-    """A tf.TensorSpec from a dm_env spec; `time_dim` (an int or None) prepends a time axis unless left "none"."""
-    import tensorflow as tf  # lazy: see module docstring
-
-    shape = tuple(spec.shape) if time_dim == "none" else (time_dim, *spec.shape)
-    return tf.TensorSpec(shape=shape, dtype=dtype or spec.dtype)
-
-
 def step_signature(environment_spec, extras_spec: NestedSpec = (), sequence_length: Optional[int] = None) -> Step:
-    """The tf.TensorSpec tree of one `Step` item with a leading time axis of `sequence_length` (None: variable)."""
-    import tensorflow as tf  # lazy: see module docstring
+    """The `ArraySpec` tree of one `Step` item with a leading time axis of `sequence_length` (None: variable)."""
 
     def timed(spec):
-        return tensor_spec(spec, time_dim=sequence_length)
+        return ArraySpec.of(spec, time_dim=sequence_length)
 
     def timed_float32(spec):
-        return tensor_spec(spec, dtype=tf.float32, time_dim=sequence_length)
+        return ArraySpec.of(spec, dtype=np.float32, time_dim=sequence_length)
 
     return Step(
         observation=jax.tree_util.tree_map(timed, environment_spec.observations),
         action=jax.tree_util.tree_map(timed, environment_spec.actions),
         reward=jax.tree_util.tree_map(timed_float32, environment_spec.rewards),
         discount=jax.tree_util.tree_map(timed_float32, environment_spec.discounts),
-        start_of_episode=tf.TensorSpec(shape=(sequence_length,), dtype=tf.bool),
+        start_of_episode=ArraySpec((sequence_length,), np.bool_),
         extras=jax.tree_util.tree_map(timed, extras_spec),
     )
+
+
+def timed_out(error: BaseException) -> bool:
+    """Whether `error` is Reverb's DeadlineExceededError (a wait slice that ran out), without importing Reverb: only
+    a Reverb client raises one, and then `reverb.errors` is loaded; the local replay never waits."""
+    errors = sys.modules.get("reverb.errors")
+    return errors is not None and isinstance(error, errors.DeadlineExceededError)
 
 
 class AdderInterrupted(RuntimeError):
@@ -235,16 +235,15 @@ class ReverbAdder(Adder):
         server_info = getattr(self._client, "server_info", None)
         if server_info is None:
             return None
-        from reverb import errors  # lazy: see module docstring
-
         while True:
             if self._interrupted.is_set():
                 raise AdderInterrupted(f"{type(self).__name__} was interrupted while waiting for the replay server.")
             try:
                 tables = server_info(timeout=_SERVER_INFO_WAIT_S)
                 break
-            except errors.DeadlineExceededError:
-                continue
+            except Exception as error:  # noqa: BLE001 - only a timed-out wait is retried
+                if not timed_out(error):
+                    raise
         name = type(self).__name__
         missing = [table for table in self._table_names if table not in tables]
         if missing:
@@ -281,10 +280,7 @@ class ReverbAdder(Adder):
                 self._writer.flush(block_until_num_items=block_until_num_items, timeout_ms=_WAIT_SLICE_MS)
                 return
             except Exception as error:  # noqa: BLE001 - only a timed-out slice is retried
-                # Imported here, not per call (this runs once per step): adders must not import Reverb eagerly.
-                from reverb import errors
-
-                if not isinstance(error, errors.DeadlineExceededError):
+                if not timed_out(error):
                     raise
 
     def _end_episode(self, clear_buffers: bool) -> None:

@@ -122,6 +122,6 @@ class SequenceAdder(StepAdder):
 
     @staticmethod
     def signature(environment_spec, extras_spec: NestedSpec = (), sequence_length: Optional[int] = None) -> Step:
-        """The tf.TensorSpec tree of one item: a Step with leading time axis `sequence_length` (None: variable,
+        """The `ArraySpec` tree of one item: a Step with leading time axis `sequence_length` (None: variable,
         as TRUNCATE needs); reward and discount float32, start_of_episode bool."""
         return step_signature(environment_spec, extras_spec, sequence_length)

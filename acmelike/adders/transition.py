@@ -6,8 +6,9 @@ from typing import NamedTuple, Sequence, Tuple, Union
 import jax
 import numpy as np
 
-from acmelike.adders.reverb_base import PriorityFns, ReverbAdder, tensor_spec
+from acmelike.adders.reverb_base import PriorityFns, ReverbAdder
 from acmelike.adders.validation import FieldSpec, InvalidStepError, RealFieldSpec
+from acmelike.replay.tables import ArraySpec
 from acmelike.types import NestedSpec, Transition
 
 
@@ -267,13 +268,11 @@ class NStepTransitionAdder(ReverbAdder):
 
     @staticmethod
     def signature(environment_spec, extras_spec: NestedSpec = ()) -> Transition:
-        """The tf.TensorSpec tree of one item: a Transition without time axis; reward and discount float32.
+        """The `ArraySpec` tree of one item: a Transition without time axis; reward and discount float32.
 
         The reward has the structure and broadcast shapes of `reward_layout` (e.g. a scalar reward with a
         discount of shape [2] gives rewards of shape [2]); the discount keeps the discount spec's structure.
         """
-        import tensorflow as tf  # lazy: importing acmelike.adders must not import TensorFlow
-
         rewards, reward_treedef = jax.tree_util.tree_flatten(environment_spec.rewards)
         discounts, discount_treedef = jax.tree_util.tree_flatten(environment_spec.discounts)
         try:
@@ -282,18 +281,18 @@ class NStepTransitionAdder(ReverbAdder):
             )
         except ValueError as error:
             raise ValueError(f"NStepTransitionAdder.signature: {error}") from None
-        observation = jax.tree_util.tree_map(tensor_spec, environment_spec.observations)
+        observation = jax.tree_util.tree_map(ArraySpec.of, environment_spec.observations)
         return Transition(
             observation=observation,
-            action=jax.tree_util.tree_map(tensor_spec, environment_spec.actions),
+            action=jax.tree_util.tree_map(ArraySpec.of, environment_spec.actions),
             reward=jax.tree_util.tree_unflatten(
-                layout.reward_treedef, [tf.TensorSpec(shape, tf.float32) for shape in layout.reward_shapes]
+                layout.reward_treedef, [ArraySpec(shape, np.float32) for shape in layout.reward_shapes]
             ),
             discount=jax.tree_util.tree_unflatten(
-                discount_treedef, [tf.TensorSpec(shape, tf.float32) for shape in layout.discount_shapes]
+                discount_treedef, [ArraySpec(shape, np.float32) for shape in layout.discount_shapes]
             ),
             next_observation=observation,
-            extras=jax.tree_util.tree_map(tensor_spec, extras_spec),
+            extras=jax.tree_util.tree_map(ArraySpec.of, extras_spec),
         )
 
 

@@ -40,7 +40,8 @@ class LeafSpec(NamedTuple):
 
 
 def leaf_spec_of(spec) -> LeafSpec:
-    """A LeafSpec from a tf.TensorSpec (a table signature) or a dm_env spec, without importing TensorFlow."""
+    """A LeafSpec from a table signature's leaf (an `ArraySpec`, or a `tf.TensorSpec` from a Reverb server) or a dm_env
+    spec, without importing TensorFlow."""
     shape = spec.shape
     if hasattr(shape, "rank"):  # a tf.TensorShape
         shape = None if shape.rank is None else tuple(shape.as_list())
@@ -110,7 +111,7 @@ class FieldSpec:
 
     @classmethod
     def from_specs(cls, field: str, specs, source: str) -> "FieldSpec":
-        """From a tree of tf.TensorSpecs (a table signature) or dm_env specs."""
+        """From a table signature (`ArraySpec`s, or `tf.TensorSpec`s from a Reverb server) or dm_env specs."""
         flat, structure = jax.tree_util.tree_flatten_with_path(specs)
         paths = [jax.tree_util.keystr(path) for path, _ in flat]
         return cls(field, paths, [leaf_spec_of(s) for _, s in flat], source, structure)

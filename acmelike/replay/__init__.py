@@ -1,5 +1,9 @@
-"""Replay: the only home of Reverb and TensorFlow in acmelike (table factories, dataset iterators, prefetch), and
-`LocalReplay`: the same tables held in-process, seeded, for reproducible single-process runs (`replay.local`)."""
+"""Replay: tables described as plain data (`tables`), `LocalReplay`, the same tables held in-process and seeded for
+reproducible single-process runs (`replay.local`), dataset iterators and prefetch.
+
+Importing this package imports neither Reverb nor TensorFlow: only the Reverb backend does, where a Reverb server
+runs (`reverb_tables.to_reverb_table`) or is read (`ReplayDataset`, which imports them when one is built).
+"""
 
 # tfp's JAX substrate (rlax) must be loaded before TensorFlow or with it hidden; see acmelike._jax_probability.
 from acmelike import _jax_probability  # noqa: F401
@@ -8,8 +12,11 @@ from acmelike.replay.dataset import ReplayDataset, make_dataset_iterator
 from acmelike.replay.local import LocalDataset, LocalReplay
 from acmelike.replay.prefetch import Prefetcher
 from acmelike.replay.tables import (
-    inserts_may_block,
-    inserts_never_block,
+    ArraySpec,
+    RateLimiterSpec,
+    TableSpec,
+    min_size,
+    never_blocking_inserts,
     prioritized_table,
     queue_table,
     queue_rate_limiter,
@@ -18,13 +25,16 @@ from acmelike.replay.tables import (
 )
 
 __all__ = [
+    "ArraySpec",
     "LocalDataset",
     "LocalReplay",
     "Prefetcher",
+    "RateLimiterSpec",
     "ReplayDataset",
-    "inserts_may_block",
-    "inserts_never_block",
+    "TableSpec",
     "make_dataset_iterator",
+    "min_size",
+    "never_blocking_inserts",
     "prioritized_table",
     "queue_rate_limiter",
     "queue_table",

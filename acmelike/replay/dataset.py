@@ -4,8 +4,6 @@ from typing import Dict, Iterator, Optional
 
 import jax
 import numpy as np
-import reverb
-import tensorflow as tf
 
 from acmelike.replay.local import LocalDataset, LocalReplay
 from acmelike.types import ReplaySample, SampleInfo
@@ -50,6 +48,9 @@ class ReplayDataset(Iterator[ReplaySample]):
             raise ValueError(f"batch_size must be >= 1, got {batch_size}.")
         self.table = table
         self.batch_size = batch_size
+        import reverb  # lazy: a run with the local replay imports neither Reverb nor TensorFlow
+        import tensorflow as tf
+
         in_flight = max_in_flight_samples_per_worker or 2 * batch_size
 
         def make_one(_):

@@ -1,8 +1,9 @@
 """run_single_process: actor, learner and replay in one thread.
 
 The learner is stepped from the actor's `observe`, whenever the replay can serve what one learner step samples
-(the dataset iterator says how much: `samples_per_next`). Tables are built inside `replay.inserts_never_block()`,
-so rate limiters only ever hold back the learner: one thread never waits on itself. The loop, in short:
+(the dataset iterator says how much: `samples_per_next`). The builder's tables pass through
+`replay.never_blocking_inserts`, so rate limiters only ever hold back the learner: one thread never waits on
+itself. The loop, in short:
 
     for each environment step:
         actor.observe(...)                         # the adder inserts into replay; never blocks
@@ -14,8 +15,8 @@ The replay is `config.replay`:
   thread. Reverb's samplers are not seedable and the thread decides when a batch is drawn relative to inserts:
   runs are not repeatable. The server listens on `RunOptions.bind_address` (127.0.0.1: `launch.engines.bind_address`).
 - "local": the builder's tables served by a seeded, in-process `LocalReplay`. Sampling is synchronous and seeded
-  by `config.seed`, so a run is bit-identical to another with the same seed, config, machine and stack; and no
-  gRPC round trip is paid per step.
+  by `config.seed`, so a run is bit-identical to another with the same seed, config, machine and stack; no
+  gRPC round trip is paid per step, and neither Reverb nor TensorFlow is imported.
 """
 
 import contextlib
@@ -31,6 +32,7 @@ from acmelike import core
 from acmelike.counting import Counter
 from acmelike.loggers import CSVLogger, Dispatcher, NoOpLogger, TerminalLogger
 from acmelike.loggers.plotting import plot_run_learning_curve
+from acmelike.replay.local import LocalReplay
 from acmelike.variables import StaticVariableSource
 from environment_loops import EnvironmentLoop, make_environment_loop
 from launch.engines import bind_address
@@ -137,9 +139,7 @@ class _Replay:
 
 @contextlib.contextmanager
 def _local_replay(config: ExperimentConfig, parts: AgentParts, lifecycle: RunLifecycle):
-    from acmelike.replay.local import LocalReplay  # with acmelike.replay: reverb and TensorFlow, as below
-
-    replay = LocalReplay(_tables(parts), seed=config.seed)
+    replay = LocalReplay(parts.replay_tables(inserts_may_block=False), seed=config.seed)
     restore_from = lifecycle.replay_to_restore()
     if restore_from is not None:
         replay.restore(restore_from)
@@ -151,7 +151,9 @@ def _local_replay(config: ExperimentConfig, parts: AgentParts, lifecycle: RunLif
 def _reverb_replay(config: ExperimentConfig, parts: AgentParts, lifecycle: RunLifecycle):
     import reverb
 
-    tables = _tables(parts)
+    from acmelike.replay.reverb_tables import to_reverb_table  # imports reverb
+
+    tables = [to_reverb_table(table) for table in parts.replay_tables(inserts_may_block=False)]
     # Without checkpoints, Reverb's default checkpointer would leave an empty directory in /tmp behind every run.
     scratch = tempfile.TemporaryDirectory(prefix="acmelike-reverb-")
     checkpointer = lifecycle.replay_checkpointer() or reverb.checkpointers.DefaultCheckpointer(scratch.name)
@@ -170,13 +172,6 @@ def _reverb_replay(config: ExperimentConfig, parts: AgentParts, lifecycle: RunLi
             iterator.close(timeout=5.0)
         server.stop()
         scratch.cleanup()
-
-
-def _tables(parts: AgentParts) -> list:
-    from acmelike import replay  # reverb and TensorFlow: importing `launch` stays light
-
-    with replay.inserts_never_block():
-        return parts.replay_tables()
 
 
 REPLAYS = {"local": _local_replay, "reverb": _reverb_replay}

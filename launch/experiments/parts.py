@@ -5,7 +5,7 @@ PRNG key they use, are derived here from an `ExperimentConfig`, so a single-proc
 program and any other runner build the same things the same way:
 
     parts = AgentParts(config)                      # spec + networks (each process builds its own)
-    tables = parts.replay_tables()
+    tables = parts.replay_tables(inserts_may_block=False)  # one thread: see replay.never_blocking_inserts
     learner = parts.learner(dataset=..., replay_client=client)
     actor = parts.actor(0, variable_source=learner, adder=parts.adder(client))
     evaluator = parts.evaluator_actor(variable_source=learner)
@@ -37,6 +37,7 @@ from acmelike.actors import make_batched_policy_actor
 from acmelike.actors.inference import InferenceClientActor, InferenceServer, SingleInferenceClientActor
 from acmelike.adders.base import Adder
 from acmelike.adders.batched import BatchedAdder, UnbatchedIterator, batched_tables
+from acmelike.replay import Prefetcher, never_blocking_inserts
 from acmelike.specs import EnvironmentSpec, make_environment_spec
 from acmelike.variables import VariableClient
 from acmelike.wrappers import BatchedEnvironments
@@ -111,9 +112,12 @@ class AgentParts:
     def policy(self, *, evaluation: bool = False):
         return self.builder.make_policy(networks=self.networks, environment_spec=self.spec, evaluation=evaluation)
 
-    def replay_tables(self) -> list:
-        """The builder's tables. A single-threaded runner calls this inside `replay.inserts_never_block()`."""
+    def replay_tables(self, *, inserts_may_block: bool) -> list:
+        """The builder's table descriptions (`acmelike.replay.TableSpec`s). A runner that acts and learns in one
+        thread passes `inserts_may_block=False`: the tables go through `replay.never_blocking_inserts`."""
         tables = self.builder.make_replay_tables(environment_spec=self.spec, policy=self.policy())
+        if not inserts_may_block:
+            tables = never_blocking_inserts(tables)
         if not self.batched:
             return tables
 
@@ -147,8 +151,6 @@ class AgentParts:
 
     def prefetched_dataset(self, replay_client: Any):
         """`dataset` behind a `Prefetcher` keeping the builder's `learner_prefetch_batches` ready."""
-        from acmelike.replay import Prefetcher  # imports reverb and TensorFlow: only runners with replay pay for them
-
         return Prefetcher(self.dataset(replay_client), buffer_size=self.builder.learner_prefetch_batches)
 
     def adder(self, replay_client: Any) -> Adder:

@@ -425,9 +425,6 @@ def test_batched_actors_run_one_search_per_environment():
 def test_replay_serves_the_search_policy_of_each_stored_step():
     """Through the builder's table, adder and dataset (seeded local replay): every sampled step that took an action
     carries the policy and value of the search at its observation (without Gumbel noise: deterministic)."""
-    from stack import require
-
-    require("reverb")
     from acmelike import replay
     from acmelike.replay.local import LocalReplay
 
@@ -436,8 +433,7 @@ def test_replay_serves_the_search_policy_of_each_stored_step():
     params = _random_params(networks)
     builder = MuZeroBuilder(config)
     policy = builder.make_policy(networks=networks, environment_spec=SPEC)
-    with replay.inserts_never_block():
-        tables = builder.make_replay_tables(environment_spec=SPEC, policy=policy)
+    tables = replay.never_blocking_inserts(builder.make_replay_tables(environment_spec=SPEC, policy=policy))
     client = LocalReplay(tables, seed=0)
     adder = builder.make_adder(replay_client=client, environment_spec=SPEC, policy=policy)
     actor = builder.make_actor(random_key=jax.random.PRNGKey(0), policy=policy, environment_spec=SPEC,

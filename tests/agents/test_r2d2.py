@@ -119,6 +119,7 @@ def test_replay_stores_the_state_that_chose_each_sequences_first_action():
     from fakes import FakeEnvironment
 
     from acmelike import replay
+    from acmelike.replay.reverb_tables import to_reverb_table
     from acmelike.specs import make_environment_spec
     from agents.r2d2 import R2D2Builder, R2D2Config, make_networks
 
@@ -130,9 +131,8 @@ def test_replay_stores_the_state_that_chose_each_sequences_first_action():
     params = networks.network.init(jax.random.PRNGKey(0))
     builder = R2D2Builder(config)
     policy = builder.make_policy(networks=networks, environment_spec=spec)
-    with replay.inserts_never_block():
-        tables = builder.make_replay_tables(environment_spec=spec, policy=policy)
-    server = reverb.Server(tables, port=None)
+    tables = replay.never_blocking_inserts(builder.make_replay_tables(environment_spec=spec, policy=policy))
+    server = reverb.Server([to_reverb_table(table) for table in tables], port=None)
     try:
         client = reverb.Client(f"localhost:{server.port}")
         adder = builder.make_adder(replay_client=client, environment_spec=spec, policy=policy)

@@ -1,7 +1,7 @@
 """The Reverb adders against a real in-process reverb.Server: exact item contents, priorities, flushing, errors.
 
-Every test runs twice: against a real in-process reverb.Server and against the same tables in a seeded
-`LocalReplay` (acmelike.replay.local), whose writer must give the items Reverb gives.
+Every test runs twice: against a real in-process reverb.Server (full stack only) and against the same tables in a
+seeded `LocalReplay` (acmelike.replay.local), whose writer must give the items Reverb gives.
 
 Episodes are synthetic with known values: observation o_t = [t, 10 t + 100 e] in episode e, action a_t = 100 + t,
 reward r_t = 2^t (received after a_t), extras {"logp": -t}. Tables are FIFO queues, so reading every item back
@@ -20,11 +20,10 @@ import pytest
 from dm_env import specs
 from stack import require
 
-reverb = require("reverb")
-
 from acmelike.adders import EndBehavior, EpisodeAdder, InvalidStepError, NStepTransitionAdder, SequenceAdder
 from acmelike.adders import reverb_base
 from acmelike.adders.batched import BatchedAdder
+from acmelike.replay import TableSpec, min_size
 from acmelike.replay.local import LocalReplay
 from acmelike.specs import EnvironmentSpec
 
@@ -93,21 +92,18 @@ class Replay:
 @pytest.fixture(scope="module", params=["reverb", "local"])
 def server(request):
     tables = {
-        name: reverb.Table(
-            name=name,
-            sampler=reverb.selectors.Fifo(),
-            remover=reverb.selectors.Fifo(),
-            max_size=1000,
-            max_times_sampled=1,
-            rate_limiter=reverb.rate_limiters.MinSize(1),
-            signature=signature(),
-        )
+        name: TableSpec(name=name, sampler="fifo", max_size=1000, max_times_sampled=1, rate_limiter=min_size(1),
+                        signature=signature())
         for name, signature in TABLE_SIGNATURES.items()
     }
     if request.param == "local":
         client = LocalReplay(list(tables.values()), seed=0)
         yield Replay(client, {name: client.table(name) for name in tables})
         return
+    reverb = require("reverb")
+    from acmelike.replay.reverb_tables import to_reverb_table
+
+    tables = {name: to_reverb_table(table) for name, table in tables.items()}
     server = reverb.Server(list(tables.values()), port=None)
     yield Replay(reverb.Client(f"localhost:{server.port}"), tables)
     server.stop()

@@ -8,9 +8,9 @@ scalar / array / nested rewards and discounts that broadcast, and observation dt
 
 Tables here have no signature, so the adders learn each field from the first step (tests/test_adders_validation.py
 covers tables with signatures); items come back as flat lists of arrays in the order of `jax.tree_util` leaves,
-which is Reverb's order too (dict keys sorted, namedtuple fields in order). One in-process server for the module,
-and once more the same tables in a seeded `LocalReplay` (acmelike.replay.local); each example clears its table
-first.
+which is Reverb's order too (dict keys sorted, namedtuple fields in order). One in-process server for the module
+(full stack only), and once more the same tables in a seeded `LocalReplay` (acmelike.replay.local); each example
+clears its table first.
 """
 
 from typing import Any, List, NamedTuple
@@ -19,16 +19,14 @@ import dm_env
 import jax
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from stack import require
 
-reverb = require("reverb")
-
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
-from acmelike.adders import EndBehavior, EpisodeAdder, NStepTransitionAdder, SequenceAdder  # noqa: E402
-from acmelike.replay.local import LocalReplay  # noqa: E402
-from acmelike.types import Step, Transition  # noqa: E402
+from acmelike.adders import EndBehavior, EpisodeAdder, NStepTransitionAdder, SequenceAdder
+from acmelike.replay import queue_table
+from acmelike.replay.local import LocalReplay
+from acmelike.types import Step, Transition
 
 # A fixed, modest number of examples per adder: together these tests stay well under CI's budget for adders.
 EXAMPLES = settings(max_examples=300, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
@@ -37,11 +35,14 @@ TABLES = ("nstep", "sequence", "episode")
 
 @pytest.fixture(scope="module", params=["reverb", "local"])
 def client(request):
-    tables = [reverb.Table.queue(name, max_size=100_000) for name in TABLES]
+    tables = [queue_table(name=name, max_size=100_000, signature=None) for name in TABLES]
     if request.param == "local":
         yield LocalReplay(tables, seed=0)
         return
-    server = reverb.Server(tables, port=None)
+    reverb = require("reverb")
+    from acmelike.replay.reverb_tables import to_reverb_table
+
+    server = reverb.Server([to_reverb_table(table) for table in tables], port=None)
     yield reverb.Client(f"localhost:{server.port}")
     server.stop()
 

@@ -16,8 +16,6 @@ from stack import require
 
 reverb = require("reverb")
 
-import tensorflow as tf  # noqa: E402  (after reverb: conftest has loaded tfp's JAX substrate first)
-
 from acmelike.adders import (  # noqa: E402
     EndBehavior,
     EpisodeAdder,
@@ -25,6 +23,8 @@ from acmelike.adders import (  # noqa: E402
     NStepTransitionAdder,
     SequenceAdder,
 )
+from acmelike.replay import ArraySpec, queue_table  # noqa: E402
+from acmelike.replay.reverb_tables import to_reverb_table  # noqa: E402
 from acmelike.specs import EnvironmentSpec  # noqa: E402
 from acmelike.types import Transition  # noqa: E402
 
@@ -42,9 +42,9 @@ def env(rewards, discounts, observations=PAIR, actions=specs.Array((), np.int32)
 NESTED_REWARD = {"a": SCALAR, "b": PAIR}
 CAST_ENV = env(SCALAR, SCALAR, observations={"image": specs.Array((2, 2), F32), "count": specs.Array((), np.int64)})
 OLD_STYLE = Transition(  # what NStepTransitionAdder.signature built before issue 14: reward () with discount (2,)
-    observation=tf.TensorSpec((2,), tf.float32), action=tf.TensorSpec((), tf.int32),
-    reward=tf.TensorSpec((), tf.float32), discount=tf.TensorSpec((2,), tf.float32),
-    next_observation=tf.TensorSpec((2,), tf.float32), extras=(),
+    observation=ArraySpec((2,), np.float32), action=ArraySpec((), np.int32),
+    reward=ArraySpec((), np.float32), discount=ArraySpec((2,), np.float32),
+    next_observation=ArraySpec((2,), np.float32), extras=(),
 )
 class Camera(NamedTuple):
     image: specs.Array
@@ -85,7 +85,8 @@ SIGNATURES = {
 @pytest.fixture(scope="module")
 def client():
     server = reverb.Server(
-        [reverb.Table.queue(name, max_size=1000, signature=signature) for name, signature in SIGNATURES.items()],
+        [to_reverb_table(queue_table(name=name, max_size=1000, signature=signature))
+         for name, signature in SIGNATURES.items()],
         port=None,
     )
     yield reverb.Client(f"localhost:{server.port}")

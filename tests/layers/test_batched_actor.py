@@ -18,6 +18,8 @@ from acmelike.adders import EndBehavior, NStepTransitionAdder, SequenceAdder
 from acmelike.adders.batched import BatchedAdder, UnbatchedIterator, batched_tables
 from acmelike.builders import policy_extras_spec
 from acmelike.loggers import NoOpLogger
+from acmelike.replay import queue_table
+from acmelike.replay.reverb_tables import to_reverb_table
 from acmelike.specs import make_environment_spec
 from acmelike.wrappers import GymnasiumToDmEnv, make_vector_environment
 from environment_loops import BatchedEnvironmentLoop, EnvironmentLoop
@@ -67,10 +69,11 @@ def server():
     for (adder_name, core_name), num_envs in CASES.items():
         signature = ADDERS[adder_name][1](SPEC, policy_extras_spec(CORES[core_name]()))
         for i in range(num_envs):
-            tables.append(reverb.Table.queue(f"{adder_name}-{core_name}-reference{i}", 10_000, signature=signature))
-        batched = reverb.Table.queue(f"{adder_name}-{core_name}-batched", 10_000, signature=signature)
+            tables.append(queue_table(name=f"{adder_name}-{core_name}-reference{i}", max_size=10_000,
+                                      signature=signature))
+        batched = queue_table(name=f"{adder_name}-{core_name}-batched", max_size=10_000, signature=signature)
         tables.extend(batched_tables([batched], num_envs))
-    server = reverb.Server(tables, port=None)
+    server = reverb.Server([to_reverb_table(table) for table in tables], port=None)
     yield server
     server.stop()
 

@@ -1,4 +1,4 @@
-"""The pure-JAX layers must not import TensorFlow, Reverb or Launchpad.
+"""The pure-JAX layers, and the replay a single-process run uses, must not import TensorFlow, Reverb or Launchpad.
 
 All modules are checked in one fresh interpreter, where an import hook refuses the heavy packages and records who
 asked for them. A refused import is not cached, so every module that reaches a heavy package, directly or through
@@ -27,6 +27,10 @@ PURE_JAX_MODULES = [
     "acmelike.adders",
     "acmelike.variables",
     "acmelike.builders",
+    # Replay described without Reverb, and the local replay: only `acmelike.replay.reverb_tables` imports Reverb.
+    "acmelike.replay",
+    "acmelike.replay.tables",
+    "acmelike.replay.local",
 ]
 # Every registered agent's package, learning step and fully jitted form (a new agent is checked without editing
 # this file), and the fully jitted runner, which must run where Reverb and TensorFlow are not installed.
@@ -93,8 +97,8 @@ def test_the_check_detects_a_heavy_import():
     # Guards the guard: a module that does import Reverb is reported, and so is one checked later that imports
     # it again (a refused import is not cached), while a pure module checked between them is not.
     require("reverb")
-    found = heavy_modules_imported_by("acmelike.replay", "acmelike.losses", "acmelike.replay.local")
-    assert "reverb" in found["acmelike.replay"] and "reverb" in found["acmelike.replay.local"], found
+    found = heavy_modules_imported_by("acmelike.replay.reverb_tables", "acmelike.losses", "reverb")
+    assert "reverb" in found["acmelike.replay.reverb_tables"] and "reverb" in found["reverb"], found
     assert found["acmelike.losses"] == [], found
 
 

@@ -4,7 +4,6 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from dm_env import specs
-from stack import require
 
 from acmelike import core
 from acmelike.adders.base import Adder
@@ -62,7 +61,6 @@ def test_extras_spec_is_derived_from_the_policy():
 
 
 def test_a_policy_with_a_new_extras_field_gets_it_in_the_table_signature():
-    require("reverb")
     from agents.dqn import DQNBuilder, DQNConfig, make_networks
 
     class DQNWithExtras(DQNBuilder):  # changes the policy only; the tables follow
@@ -72,11 +70,11 @@ def test_a_policy_with_a_new_extras_field_gets_it_in_the_table_signature():
     builder, spec = DQNWithExtras(DQNConfig()), _spec()
     policy = builder.make_policy(networks=make_networks(spec, DQNConfig()), environment_spec=spec)
     (table,) = builder.make_replay_tables(environment_spec=spec, policy=policy)
-    extras = table.info.signature.extras
+    extras = table.signature.extras
     assert set(extras) == {"clock", "flag"}
     assert tuple(extras["flag"].shape) == (3,) and extras["clock"].dtype.name == "int32"
     (plain,) = DQNBuilder(DQNConfig()).make_replay_tables(
         environment_spec=spec, policy=DQNBuilder(DQNConfig()).make_policy(
             networks=make_networks(spec, DQNConfig()), environment_spec=spec)
     )
-    assert not plain.info.signature.extras  # DQN's own epsilon-greedy policy stores no extras
+    assert not plain.signature.extras  # DQN's own epsilon-greedy policy stores no extras

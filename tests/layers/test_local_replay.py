@@ -1,8 +1,9 @@
 """LocalReplay (acmelike.replay.local): seeded sampling, Reverb's rate limiting and selectors, the writer, saving.
 
 Tables come from the `acmelike.replay` factories, as builders make them. Where Reverb's behaviour is the reference
-(rate limiter verdicts, queue order, items written by the BatchedAdder), the same tables also run in a real
-in-process reverb.Server. Statistical checks use fixed seeds, so they are deterministic.
+(rate limiter verdicts, queue order, items written by the BatchedAdder), the same descriptions also run as
+`reverb.Table`s (`to_reverb_table`) in a real in-process reverb.Server: those tests need the full stack, the rest
+runs without Reverb or TensorFlow. Statistical checks use fixed seeds, so they are deterministic.
 """
 
 import json
@@ -16,23 +17,30 @@ import pytest
 from dm_env import specs
 from stack import require
 
-reverb = require("reverb")
-
-import tensorflow as tf  # noqa: E402
-
-from acmelike.adders import NStepTransitionAdder  # noqa: E402
-from acmelike.adders.batched import BatchedAdder, batched_tables  # noqa: E402
-from acmelike.replay import (  # noqa: E402
-    inserts_never_block,
+from acmelike.adders import NStepTransitionAdder
+from acmelike.adders.batched import BatchedAdder, batched_tables
+from acmelike.replay import (
+    ArraySpec,
+    TableSpec,
+    min_size,
+    never_blocking_inserts,
     prioritized_table,
     queue_table,
     sample_to_insert_ratio,
     uniform_table,
 )
-from acmelike.replay.local import LocalDataset, LocalReplay, ReplayWouldBlock  # noqa: E402
-from acmelike.specs import EnvironmentSpec  # noqa: E402
+from acmelike.replay.local import LocalDataset, LocalReplay, ReplayWouldBlock
+from acmelike.specs import EnvironmentSpec
 
-SIGNATURE = {"x": tf.TensorSpec([2], tf.float32), "i": tf.TensorSpec([], tf.int32)}
+SIGNATURE = {"x": ArraySpec((2,), np.float32), "i": ArraySpec((), np.int32)}
+
+
+def reverb_tables(tables):
+    """The Reverb backend's tables of these descriptions, and the `reverb` module (the test skips without it)."""
+    reverb = require("reverb")
+    from acmelike.replay.reverb_tables import to_reverb_table
+
+    return reverb, [to_reverb_table(table) for table in tables]
 
 
 def item(i):
@@ -151,18 +159,19 @@ def test_client_api_server_info_and_reset():
 def test_rate_limiter_verdicts_match_reverb():
     """The same factories' tables in a reverb.Server and a LocalReplay, driven through the same random sequence of
     inserts and samples (each only when allowed): can_insert and can_sample agree after every step."""
-    with inserts_never_block():
-        tables = [uniform("ratio_never", max_size=6, samples_per_insert=2.0, min_size=3, error_buffer=3.0),
-                  queue_table(name="queue_never", max_size=4, signature=SIGNATURE)]
+    tables = never_blocking_inserts([
+        uniform("ratio_never", max_size=6, samples_per_insert=2.0, min_size=3, error_buffer=3.0),
+        queue_table(name="queue_never", max_size=4, signature=SIGNATURE)])
     tables += [uniform("ratio_may", max_size=6, samples_per_insert=2.0, min_size=3, error_buffer=3.0),
                queue_table(name="queue_may", max_size=4, signature=SIGNATURE)]
     replay = LocalReplay(tables, seed=0)
-    server = reverb.Server(tables, port=None)
+    reverb, references = reverb_tables(tables)
+    server = reverb.Server(references, port=None)
     try:
         client = reverb.Client(f"localhost:{server.port}")
         writer = client.trajectory_writer(num_keep_alive_refs=1)
         rng = np.random.default_rng(0)
-        for reference in tables:
+        for reference in references:
             local, name, queue = replay.table(reference.name), reference.name, "queue" in reference.name
             verdicts = set()
             for step in range(60):
@@ -196,8 +205,7 @@ def test_rate_limiter_verdicts_match_reverb():
 
 
 def test_queue_hands_out_each_item_once_in_order_and_evicts_the_oldest():
-    with inserts_never_block():
-        replay = LocalReplay([queue_table(name="q", max_size=3, signature=SIGNATURE)], seed=0)
+    replay = LocalReplay(never_blocking_inserts([queue_table(name="q", max_size=3, signature=SIGNATURE)]), seed=0)
     table = replay.table("q")
     for i in range(5):  # the limiter never holds inserts back here: the oldest items make room
         table.insert(item(i), 1.0)
@@ -212,15 +220,14 @@ def test_queue_hands_out_each_item_once_in_order_and_evicts_the_oldest():
     blocking.insert(item(0), 1.0)
     blocking.insert(item(1), 1.0)
     assert not blocking.can_insert(1)
-    with pytest.raises(ReplayWouldBlock, match="inserts_never_block"):
+    with pytest.raises(ReplayWouldBlock, match="never_blocking_inserts"):
         blocking.insert(item(2), 1.0)
     assert blocking.sample(1).data["i"].tolist() == [0] and blocking.can_insert(1)
 
 
 def test_uniform_table_evicts_oldest_at_max_size_and_limits_sampling():
-    with inserts_never_block():
-        table = LocalReplay([uniform(max_size=3, min_size=2, samples_per_insert=1.0, error_buffer=1.0)],
-                            seed=0).table("uniform")
+    table = LocalReplay(never_blocking_inserts([uniform(max_size=3, min_size=2, samples_per_insert=1.0,
+                                                        error_buffer=1.0)]), seed=0).table("uniform")
     table.insert(item(0), 1.0)
     with pytest.raises(ReplayWouldBlock, match="fewer than min_size_to_sample=2"):
         table.sample(1)
@@ -235,10 +242,8 @@ def test_uniform_table_evicts_oldest_at_max_size_and_limits_sampling():
 
 
 def test_items_leave_after_max_times_sampled():
-    table = LocalReplay([reverb.Table(name="twice", sampler=reverb.selectors.Uniform(),
-                                      remover=reverb.selectors.Fifo(), max_size=10, max_times_sampled=2,
-                                      rate_limiter=reverb.rate_limiters.MinSize(1), signature=SIGNATURE)],
-                        seed=0).table("twice")
+    table = LocalReplay([TableSpec(name="twice", sampler="uniform", max_size=10, max_times_sampled=2,
+                                   rate_limiter=min_size(1), signature=SIGNATURE)], seed=0).table("twice")
     for i in range(3):
         table.insert(item(i), 1.0)
     assert table.can_sample(6) and not table.can_sample(7)  # three items, two samples each
@@ -356,7 +361,8 @@ def test_batched_adder_writes_the_items_it_writes_to_reverb():
     replay = LocalReplay(tables, seed=0)
     write(replay)
     ours = replay.table("batched").sample(replay.table("batched").size)
-    server = reverb.Server(tables, port=None)
+    reverb, references = reverb_tables(tables)
+    server = reverb.Server(references, port=None)
     try:
         client = reverb.Client(f"localhost:{server.port}")
         write(client)
@@ -377,9 +383,9 @@ def test_batched_adder_writes_the_items_it_writes_to_reverb():
 
 def restore_scenario():
     """A LocalReplay mid-run: prioritized (priorities mutated) and queue tables, some items sampled."""
-    with inserts_never_block():
-        tables = [prioritized(exponent=0.7, max_size=40, samples_per_insert=4.0, min_size=5, error_buffer=20.0),
-                  queue_table(name="queue", max_size=8, signature=SIGNATURE)]
+    tables = never_blocking_inserts([
+        prioritized(exponent=0.7, max_size=40, samples_per_insert=4.0, min_size=5, error_buffer=20.0),
+        queue_table(name="queue", max_size=8, signature=SIGNATURE)])
     replay = LocalReplay(tables, seed=11)
     for i in range(60):  # evicts: the prioritized table holds 40, the queue 8
         for name in replay.table_names:
@@ -422,13 +428,11 @@ def test_checkpoint_directory_and_sizes():
 
 
 def test_unsupported_selectors_are_named():
-    lifo = reverb.Table(name="stack", sampler=reverb.selectors.Lifo(), remover=reverb.selectors.Fifo(), max_size=5,
-                        rate_limiter=reverb.rate_limiters.MinSize(1))
-    with pytest.raises(ValueError, match="table 'stack' has sampler 'lifo' and remover 'fifo'"):
-        LocalReplay([lifo], seed=0)
-    heap = lifo.replace(name="heap", sampler=reverb.selectors.Uniform(), remover=reverb.selectors.MinHeap())
-    with pytest.raises(ValueError, match="table 'heap' has sampler 'uniform' and remover 'heap'"):
-        LocalReplay([heap], seed=0)
+    with pytest.raises(ValueError, match="Table 'stack': the sampler must be one of .* got sampler 'lifo' and "
+                                         "remover 'fifo'"):
+        TableSpec(name="stack", sampler="lifo", max_size=5, rate_limiter=min_size(1))
+    with pytest.raises(ValueError, match="Table 'heap': .* got sampler 'uniform' and remover 'heap'"):
+        TableSpec(name="heap", sampler="uniform", remover="heap", max_size=5, rate_limiter=min_size(1))
     with pytest.raises(ValueError, match="seed must be a non-negative integer"):
         LocalReplay([], seed=-1)
 

@@ -1,10 +1,11 @@
 """LocalReplay: seeded, in-process replay tables behind the part of Reverb's client API our adders and learners use.
 
 A single-process run needs neither Reverb's server threads nor its gRPC stream (hundreds of microseconds per
-environment step, even in process), and Reverb's samplers cannot be seeded. `LocalReplay` builds one `LocalTable` per `reverb.Table`
-(same sampler, remover, sizes, rate limiter and signature) and stands in for the `reverb.Client`: builders keep
-building `reverb.Table`s and adders keep writing through `trajectory_writer`, unchanged. Each table samples with its
-own numpy Generator derived from `seed` and the table's name, so runs with the same seed are bit-identical.
+environment step, even in process), and Reverb's samplers cannot be seeded. `LocalReplay` builds one `LocalTable` per
+table description (`acmelike.replay.tables.TableSpec`: sampler, remover, sizes, rate limiter and signature) and
+stands in for the `reverb.Client`: adders keep writing through `trajectory_writer`, unchanged. It imports neither
+Reverb nor TensorFlow. Each table samples with its own numpy Generator derived from `seed` and the table's name, so
+runs with the same seed are bit-identical.
 
     replay = LocalReplay(tables, seed=0)
     adder = builder.make_adder(replay_client=replay, ...)         # items enter their table at `create_item`
@@ -21,7 +22,7 @@ table.
 
 from acmelike.replay.local.dataset import LocalDataset
 from acmelike.replay.local.replay import ARRAYS_FILE, STATE_FILE, LocalReplay
-from acmelike.replay.local.table import LocalTable, ReplayWouldBlock
+from acmelike.replay.local.table import LocalTable, ReplayWouldBlock, TableInfo
 from acmelike.replay.local.writer import LocalTrajectoryWriter, TrajectoryColumn
 
 __all__ = [
@@ -32,5 +33,6 @@ __all__ = [
     "LocalTrajectoryWriter",
     "ReplayWouldBlock",
     "STATE_FILE",
+    "TableInfo",
     "TrajectoryColumn",
 ]

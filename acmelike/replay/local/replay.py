@@ -8,10 +8,10 @@ import zipfile
 from typing import Dict, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
-import reverb
 
-from acmelike.replay.local.table import LocalTable
+from acmelike.replay.local.table import LocalTable, TableInfo
 from acmelike.replay.local.writer import LocalTrajectoryWriter
+from acmelike.replay.tables import TableSpec
 
 STATE_FILE = "local_replay.json"
 ARRAYS_FILE = "local_replay.npz"
@@ -22,12 +22,11 @@ class LocalReplay:
     """Seeded in-process replay with the part of `reverb.Client`'s API our adders, datasets and learners use.
 
     Args:
-      tables: the `reverb.Table`s a builder made (never served); each becomes a `LocalTable`. Their samplers must be
-        Uniform, Prioritized or Fifo, their removers Fifo.
+      tables: the `TableSpec`s a builder described (`acmelike.replay.tables`); each becomes a `LocalTable`.
       seed: a non-negative integer; each table samples with a Generator derived from it and the table's name.
     """
 
-    def __init__(self, tables: Sequence[reverb.Table], *, seed: int):
+    def __init__(self, tables: Sequence[TableSpec], *, seed: int):
         if not isinstance(seed, (int, np.integer)) or seed < 0:
             raise ValueError(f"LocalReplay: seed must be a non-negative integer, got {seed!r}.")
         self._tables: Dict[str, LocalTable] = {}
@@ -62,7 +61,7 @@ class LocalReplay:
         """Empties `table` and zeroes its rate limiter's counters."""
         self.table(table).reset()
 
-    def server_info(self, timeout: Optional[float] = None) -> Dict[str, "reverb.reverb_types.TableInfo"]:
+    def server_info(self, timeout: Optional[float] = None) -> Dict[str, TableInfo]:
         """{name: TableInfo} as `reverb.Client.server_info` gives it (see `LocalTable.info`)."""
         del timeout
         return {name: table.info() for name, table in self._tables.items()}

@@ -59,11 +59,10 @@ class Leaf:
 
 
 def leaves_of_signature(signature, capacity: int, table: str) -> Tuple[object, List[Leaf]]:
+    """The structure of a signature (a nest of `ArraySpec`s) and one `Leaf` per leaf, for `capacity` items."""
     flat, treedef = jax.tree_util.tree_flatten_with_path(signature)
     leaves = []
     for path, spec in flat:
         name = jax.tree_util.keystr(path)
-        if spec.shape.rank is None:
-            raise ValueError(f"Table {table!r}: signature leaf {name} has unknown rank, which LocalTable cannot store.")
-        leaves.append(Leaf(name, spec.dtype.as_numpy_dtype, tuple(spec.shape.as_list()), capacity, learned=False))
+        leaves.append(Leaf(name, spec.dtype, spec.shape, capacity, learned=False))
     return treedef, leaves

@@ -9,17 +9,27 @@ empty table) these raise `ReplayWouldBlock`, because in one thread nothing could
 import collections
 import dataclasses
 import hashlib
-from typing import Dict, Iterable, List, Mapping, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
 import jax
 import numpy as np
-import reverb
 
 from acmelike.replay.local.rate_limiter import RateLimiter
 from acmelike.replay.local.storage import Leaf, leaves_of_signature
+from acmelike.replay.tables import TableSpec
 from acmelike.types import ReplaySample, SampleInfo
 
-_SAMPLERS = ("uniform", "prioritized", "fifo")
+
+@dataclasses.dataclass(frozen=True)
+class TableInfo:
+    """What `LocalReplay.server_info` reports of a table: the fields of `reverb.Client.server_info`'s TableInfo
+    that adders, checkpoints and tests read."""
+
+    name: str
+    max_size: int
+    max_times_sampled: int
+    current_size: int
+    signature: Any
 
 
 class ReplayWouldBlock(RuntimeError):
@@ -40,7 +50,7 @@ def _table_rng(seed: int, name: str) -> np.random.Generator:
 
 
 class LocalTable:
-    """A Reverb table in this process: Reverb's sampling, removal and rate limiting, seeded, never waiting.
+    """A table (`TableSpec`) in this process: Reverb's sampling, removal and rate limiting, seeded, never waiting.
 
     Samplers: Uniform (with replacement, probability 1 / size), Prioritized (P(i) = w_i / sum w, w = priority **
     exponent, priority 0 never sampled unless all are 0, then uniform), Fifo (the oldest item, probability 1).
@@ -53,26 +63,16 @@ class LocalTable:
     their slots without a dictionary, and keys sort in insertion order. Keys are unique within a table.
     """
 
-    def __init__(self, table: reverb.Table, *, seed: int):
-        info = table.info
-        self.name = info.name
-        self._info = info  # what `server_info` reports, with the current size
-        self.max_size = info.max_size
-        self._max_times_sampled = info.max_times_sampled
-        self._sampler = info.sampler_options.WhichOneof("distribution")
-        remover = info.remover_options.WhichOneof("distribution")
-        if self._sampler not in _SAMPLERS or remover != "fifo":
-            raise ValueError(
-                f"LocalTable supports samplers {list(_SAMPLERS)} with a fifo remover, but table {self.name!r} has "
-                f"sampler {self._sampler!r} and remover {remover!r}."
-            )
-        self._exponent = info.sampler_options.prioritized.priority_exponent
-        limits = info.rate_limiter_info
+    def __init__(self, spec: TableSpec, *, seed: int):
+        self.name = spec.name
+        self.max_size = spec.max_size
+        self._max_times_sampled = spec.max_times_sampled
+        self._sampler = spec.sampler
+        self._exponent = spec.priority_exponent
+        limits = spec.rate_limiter
         self._limiter = RateLimiter(limits.samples_per_insert, limits.min_size_to_sample, limits.min_diff,
-                                     limits.max_diff)
-        # The signature as the builder gave it: its namedtuples (Transition, Step) are the samples' types. The
-        # decoded `info.signature` has stand-in classes with the same leaves.
-        self._signature = table._signature
+                                    limits.max_diff)
+        self._signature = spec.signature  # its namedtuples (Transition, Step) are the samples' types
         self._rng = _table_rng(seed, self.name)
         self._slot_bits = max(1, (self.max_size - 1).bit_length())
         capacity = self.max_size
@@ -152,7 +152,7 @@ class LocalTable:
                 f"Table {self.name!r}: the rate limiter holds this insert back ((inserts + 1) * samples_per_insert - "
                 f"samples = {(limiter.inserts + 1) * limiter.samples_per_insert - limiter.samples} > max_diff="
                 f"{limiter.max_diff}) until the learner samples more. In one thread nothing can sample meanwhile: "
-                f"build the tables inside acmelike.replay.inserts_never_block()."
+                f"pass the tables through acmelike.replay.never_blocking_inserts()."
             )
         leaves = self._leaves
         if leaves is None:
@@ -338,11 +338,9 @@ class LocalTable:
 
     # What `server_info` reports, and the state a resumed run needs.
 
-    def info(self) -> "reverb.reverb_types.TableInfo":
-        """The table's `reverb` TableInfo (as `reverb.Client.server_info` gives it) with its current size.
-
-        num_episodes, num_deleted_episodes and num_unique_samples are not tracked (0)."""
-        return dataclasses.replace(self._info, current_size=self._size)
+    def info(self) -> TableInfo:
+        """The table's name, sizes and signature, as `reverb.Client.server_info` gives them."""
+        return TableInfo(self.name, self.max_size, self._max_times_sampled, self._size, self._signature)
 
     def _config(self) -> dict:
         """What must be the same for a saved state to load into this table."""

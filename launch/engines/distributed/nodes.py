@@ -125,8 +125,10 @@ def report_failures(node_name: str, run_dir: Optional[str], *, final_save: bool 
 
 
 def make_replay_tables(config: ExperimentConfig) -> list:
-    """The replay node's tables: inserts may block, since actors and learner run concurrently."""
-    return AgentParts(config).replay_tables()
+    """The replay node's `reverb.Table`s: inserts may block, since actors and learner run concurrently."""
+    from acmelike.replay.reverb_tables import to_reverb_table  # imports reverb: the replay node runs its server
+
+    return [to_reverb_table(table) for table in AgentParts(config).replay_tables(inserts_may_block=True)]
 
 
 def end_program(run_dir: Optional[str], node: str, reason: str, learner=None) -> None:
