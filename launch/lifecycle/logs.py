@@ -47,13 +47,14 @@ def truncate_logs(run_dir: str, sizes: Mapping[str, int], counts: Mapping[str, A
 def node_logger(run_dir: Optional[str], label: str, step_key: Optional[str] = None):
     """A distributed node's logger: `<run_dir>/<label>.csv`, plus TensorBoard if the run's options ask for it.
 
-    A node built when the run already has a checkpoint (a resumed program, or a node its engine restarted)
-    continues the CSV file and hides from TensorBoard what was logged after the checkpoint.
+    The CSV file is continued: a node its engine restarted carries on its own rows, and a resumed program the rows
+    its launcher cut back to the checkpoint (a new launch starts without any: `supervisor.prepare_run_directory`).
+    A node built when the run already has a checkpoint hides from TensorBoard what was logged after it.
     """
     if not run_dir:
         return NoOpLogger()
     latest = latest_run_checkpoint(run_dir)
-    loggers = [CSVLogger(run_dir, label, append=latest is not None)]
+    loggers = [CSVLogger(run_dir, label, append=True)]
     if read_run_options(run_dir).tensorboard:
         purge = purge_step(latest, step_key) if latest is not None else None
         loggers.append(TensorBoardLogger(os.path.join(run_dir, "tensorboard"), label, step_key=step_key,

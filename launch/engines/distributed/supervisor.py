@@ -40,8 +40,8 @@ def prepare_run_directory(
     config: ExperimentConfig, options: RunOptions, launch_type: str, num_actors: int
 ) -> ExperimentConfig:
     """Checks the run directory (another run's checkpoints are refused), writes `run_options.json` (which nodes
-    read) and `config.json`, cuts the logs back when resuming, and clears what an earlier launch left for the
-    launcher to read. Returns `config` with an absolute `run_dir`, the one every node is given."""
+    read) and `config.json`, cuts the logs back when resuming (else removes an earlier launch's), and clears what
+    an earlier launch left for the launcher to read. Returns `config` with an absolute `run_dir`, the one every node is given."""
     if not config.run_dir:
         raise ValueError("A distributed run needs config.run_dir: nodes report progress, logs and failures there.")
     if config.stop_at_average_return is not None and not config.evaluation_every:
@@ -51,10 +51,12 @@ def prepare_run_directory(
         )
     run_dir = os.path.abspath(config.run_dir)
     config = dataclasses.replace(config, run_dir=run_dir)
-    RunLifecycle(config, dataclasses.replace(options, launch=launch_type, actors=num_actors))
+    lifecycle = RunLifecycle(config, dataclasses.replace(options, launch=launch_type, actors=num_actors))
     os.makedirs(run_dir, exist_ok=True)
     write_config(config)
     stale_files = [os.path.join(run_dir, name) for name in ("progress.json", nodes.ENDED_FILE)]
+    if not lifecycle.resuming:  # the nodes continue their CSV logs (a restarted node its own): a new run has none
+        stale_files += glob.glob(os.path.join(run_dir, "*.csv"))
     for stale in glob.glob(os.path.join(run_dir, FAILURES_DIR, "*.txt")) + stale_files:
         if os.path.exists(stale):
             os.remove(stale)
