@@ -5,6 +5,7 @@ import collections
 import errno
 import json
 import os
+import re
 import shutil
 import sys
 from typing import Any, Dict, Mapping, Optional
@@ -95,8 +96,17 @@ def average_return(summary: Mapping[str, Any]) -> Optional[float]:
 
 
 def write_summary(run_dir: str, summary: Mapping[str, Any]) -> None:
-    with open(os.path.join(run_dir, "summary.json"), "w") as f:
-        json.dump(summary, f, indent=2)
+    """`<run_dir>/summary.json`, replaced whole: a disk that fills up part way leaves the previous one (or none),
+    never a truncated one."""
+    path = os.path.join(run_dir, "summary.json")
+    try:
+        with open(path + ".tmp", "w") as f:
+            json.dump(summary, f, indent=2)
+        os.replace(path + ".tmp", path)
+    except OSError:
+        if os.path.exists(path + ".tmp"):
+            os.remove(path + ".tmp")
+        raise
 
 
 def failed_summary(known: Mapping[str, Any], error: BaseException, run_dir: Optional[str], *,
@@ -125,9 +135,10 @@ def failed_summary(known: Mapping[str, Any], error: BaseException, run_dir: Opti
         try:
             write_summary(run_dir, summary)
         except OSError as write_error:
-            why = f"{run_dir} is read-only ({write_error})" if write_error.errno in READ_ONLY_ERRNOS else write_error
-            print(f"[acmelike] summary.json was not written: {why}. The summary is the last line of standard output "
-                  f"only.", file=sys.stderr, flush=True)
+            read_only = write_error.errno in READ_ONLY_ERRNOS
+            why = f"the directory is read-only ({write_error})" if read_only else write_error
+            print(f"[acmelike] summary.json was not written to {run_dir}: {why}. The summary is the last line of "
+                  f"standard output only.", file=sys.stderr, flush=True)
     return summary
 
 
@@ -141,12 +152,10 @@ def _newest_checkpoint(run_dir: Optional[str]) -> Optional[str]:
 def _disk_advice(error: BaseException, run_dir: Optional[str]) -> str:
     """What to do about a disk that is full or will not be written (an OSError saying so, or one that caused
     `error`: a library may wrap it), else ''."""
-    while error is not None and getattr(error, "errno", None) is None:
-        error = error.__cause__ or error.__context__
-    code = getattr(error, "errno", None)
+    code, path = _errno_and_path(error)
     if not run_dir or code not in (errno.ENOSPC, errno.EDQUOT, *READ_ONLY_ERRNOS):
         return ""
-    path = getattr(error, "filename", None) or run_dir
+    path = path or run_dir
     latest = _newest_checkpoint(run_dir)
     resume = (f"continue with `python -m launch --resume {run_dir}` (from {latest})" if latest else
               "start the run again (--overwrite replaces what it wrote)")
@@ -156,6 +165,20 @@ def _disk_advice(error: BaseException, run_dir: Optional[str]) -> str:
     needed = f"; a checkpoint of this run takes {_megabytes(_size(latest))}" if latest else ""
     return (f" ({_megabytes(free)} free on the filesystem of {path}{needed}: free space there, or move the run "
             f"directory to a larger disk; then {resume}).")
+
+
+def _errno_and_path(error: Optional[BaseException]):
+    """(errno, the path it names or None) of `error` or of an error that caused it; where a library kept only the
+    text (shutil.Error's list of failed copies, tensorstore's "[OS error 28: ENOSPC ...]"), the number in it.
+    (None, None) if none says."""
+    while error is not None:
+        if getattr(error, "errno", None) is not None:
+            return error.errno, getattr(error, "filename", None)
+        found = re.search(r"\[(?:Errno|OS error) (\d+)", str(error))
+        if found:
+            return int(found.group(1)), None
+        error = error.__cause__ or error.__context__
+    return None, None
 
 
 def _existing(path: str) -> str:

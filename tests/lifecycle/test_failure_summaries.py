@@ -117,6 +117,28 @@ def test_a_full_disk_during_a_periodic_save_ends_an_anakin_run_with_a_failed_sum
     _check_disk_full(_failed(result, run_dir), run_dir)
 
 
+def test_a_disk_that_fills_up_ends_the_run_with_a_failed_summary_saying_how_much_is_free(tmp_path):
+    """A real full disk: a 2 MB tmpfs (as root; skipped where it cannot be mounted). Where it fills up varies (the
+    replay's copy, orbax's arrays, a log), and so does the error's type; each says where and how much."""
+    require("reverb")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mount = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(disk)], capture_output=True,
+                           text=True)
+    if mount.returncode != 0:
+        pytest.skip(f"a full disk is a small tmpfs, which could not be mounted here: {mount.stderr}")
+    try:
+        run_dir = disk / "run"
+        result = command_line("--agent", "dqn", "--env", "CartPole-v1", "--steps", 1_000_000, "--replay", "local",
+                              "--config", "hidden_sizes=64,64", "--config", "min_replay_size=100",
+                              "--checkpoint-every", 0.005, "--progress-seconds", 60, "--run-dir", run_dir)
+        summary = _failed(result, run_dir, f"MB free on the filesystem of {run_dir}", written=False)
+        assert "28" in summary["error"] and "No space left on device" in summary["error"]
+        assert summary["checkpoint"] and f"python -m launch --resume {run_dir}" in summary["error"]
+    finally:
+        subprocess.run(["umount", str(disk)], check=True)
+
+
 @contextlib.contextmanager
 def read_only(directory):
     """`directory` read-only, as a read-only filesystem or a read-only directory are. As root (which chmod does not
@@ -168,7 +190,7 @@ def test_resuming_a_run_whose_directory_went_read_only_prints_its_failed_summary
     summary = _failed(result, run_dir, "Read-only file system" if os.geteuid() == 0 else "Permission denied",
                       f"{run_dir} is read-only here", "--resume", written=False)
     assert summary["agent"] == "dqn" and summary["launch"] == "single"
-    assert f"summary.json was not written: {run_dir} is read-only" in result.stderr
+    assert f"summary.json was not written to {run_dir}: the directory is read-only" in result.stderr
     assert {path: os.path.getmtime(path) for path in map(str, run_dir.rglob("*"))} == before
 
 
