@@ -4,9 +4,9 @@ A long test (`pytest -m long`): 9-11 minutes of a loaded 2-core machine. CI has 
 resume (tests/test_checkpoint_resume.py), and every local_mt smoke run writes its nodes' checkpoints.
 
 The kill is SIGKILL to the launcher's whole process group: a crash or a preempted machine takes every node down
-at once, and nothing is saved on the way out. (SIGKILL to the launcher alone would orphan its node processes,
-which Launchpad's local_mp does not tie to their parent: they would run on and keep writing into the run
-directory.) The resumed program must then restore each node's part from the latest periodic checkpoint.
+at once, and nothing is saved on the way out. (The node processes run in process groups of their own and die
+with the launcher, PR_SET_PDEATHSIG: see launchpad_engine._NodeProcess.) The resumed program must then restore
+each node's part from the latest periodic checkpoint.
 """
 
 import json

@@ -38,7 +38,8 @@ def run_distributed(
     `launch_type="ray"`.
 
     Raises `DistributedRunError` naming the node (with its traceback) if any node fails; in every case the
-    program is stopped and its processes are gone when this returns. Ctrl-C or SIGTERM stops every node.
+    program is stopped and its processes are gone when this returns. Ctrl-C or SIGTERM checkpoints the run
+    (learner, replay, counts), then stops every node.
     """
     if launch_type not in LAUNCH_TYPES:
         raise ValueError(f"Unknown launch type {launch_type!r}. Choose one of: {', '.join(LAUNCH_TYPES)}.")
