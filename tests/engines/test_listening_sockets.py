@@ -74,7 +74,7 @@ def _run_and_watch(launcher, timeout: float) -> set:
         return launcher.process.poll() is not None
 
     launcher.wait_until(ended, timeout, "the run's end")
-    assert launcher.wait(30) == 0, launcher.output[-3000:]
+    assert launcher.wait(30) == 0, launcher.output[-3000:] + launcher.errors[-3000:]
     return seen
 
 
@@ -84,10 +84,13 @@ def _check_finished(launcher, steps: int) -> dict:
     return summary
 
 
-def test_a_local_mp_program_listens_on_loopback_only(tmp_path):
+@pytest.mark.parametrize("launch_type", ["local_mp", "local_mt"])
+def test_a_launchpad_program_listens_on_loopback_only(launch_type, tmp_path):
+    """local_mp: a process per node, started with the library in their environment; local_mt: every node's server
+    in the launcher's own process, which `python -m launch` restarted with the library loaded."""
     require("launchpad")
-    launcher = Launcher("--agent", "dqn", "--env", "CartPole-v1", "--launch", "local_mp", "--actors", 1, "--steps",
-                        2000, command_line=True, run_dir=tmp_path)
+    launcher = Launcher("--agent", "dqn", "--env", "CartPole-v1", "--launch", launch_type, "--actors", 1, "--steps",
+                        2000, command_line=True, separate_stderr=True, run_dir=tmp_path)
     sockets = _run_and_watch(launcher, 300)
     _check_finished(launcher, 2000)
     # replay (Reverb), counter, learner, actor_0, steps_limiter: each node's server
@@ -101,7 +104,7 @@ def test_a_ray_program_listens_on_loopback_only(tmp_path):
     require("reverb")
     require("ray")
     launcher = Launcher("--agent", "dqn", "--env", "CartPole-v1", "--launch", "ray", "--actors", 1, "--steps", 1200,
-                        command_line=True, run_dir=tmp_path)
+                        command_line=True, separate_stderr=True, run_dir=tmp_path)
     sockets = _run_and_watch(launcher, 300)
     _check_finished(launcher, 1200)
     # Ray's own daemons (gcs, raylet, agents) and its workers, among them the replay node's Reverb server
@@ -114,7 +117,7 @@ def test_a_ray_program_listens_on_loopback_only(tmp_path):
 def test_a_single_process_run_with_reverb_listens_on_loopback_only(tmp_path):
     require("reverb")
     launcher = Launcher("--agent", "dqn", "--env", "CartPole-v1", "--replay", "reverb", "--steps", 2000,
-                        command_line=True, run_dir=tmp_path)
+                        command_line=True, separate_stderr=True, run_dir=tmp_path)
     sockets = _run_and_watch(launcher, 300)
     _check_finished(launcher, 2000)
     # The server is the launcher's own: loopback shows `python -m launch` restarted itself with the library loaded.
@@ -125,7 +128,7 @@ def test_a_single_process_run_with_reverb_listens_on_loopback_only(tmp_path):
 def test_bind_address_given_is_the_address_the_servers_listen_on(tmp_path):
     require("reverb")
     launcher = Launcher("--agent", "dqn", "--env", "CartPole-v1", "--replay", "reverb", "--steps", 1500,
-                        "--bind-address", "127.0.0.2", command_line=True, run_dir=tmp_path)
+                        "--bind-address", "127.0.0.2", command_line=True, separate_stderr=True, run_dir=tmp_path)
     sockets = _run_and_watch(launcher, 300)
     _check_finished(launcher, 1500)
     assert sockets and {str(_ipv4(address)) for address, _, _ in sockets} == {"127.0.0.2"}, sockets
