@@ -81,14 +81,17 @@ class CellGroup:
 
 
 def finished_run(run_dir: str, group: CellGroup) -> bool:
-    """Whether `run_dir` holds a finished, uninterrupted run of exactly the group's seeds (its summary.json)."""
+    """Whether `run_dir` holds a finished run (neither interrupted nor failed) of exactly the group's seeds (its
+    summary.json)."""
     try:
         with open(os.path.join(run_dir, "summary.json")) as f:
             summary = json.load(f)
     except (OSError, json.JSONDecodeError):
         return False
     seeds = [seed_summary["seed"] for seed_summary in summary.get("seeds", [summary])]
-    return summary.get("interrupted") is False and sorted(seeds) == sorted(group.seeds)
+    # A run an error ended says "failed": true (and, if distributed, "interrupted": false too): not finished.
+    finished = summary.get("interrupted") is False and not summary.get("failed")
+    return finished and sorted(seeds) == sorted(group.seeds)
 
 
 def resumable_stop(group: CellGroup, exit_code: int, run_dir: str) -> bool:

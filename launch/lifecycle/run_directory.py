@@ -19,7 +19,14 @@ import sys
 import traceback
 from typing import Any, Dict, Optional
 
-from acmelike.checkpointing import CheckpointError, check_metadata, latest_checkpoint, read_metadata
+from acmelike.checkpointing import (
+    CheckpointError,
+    check_metadata,
+    latest_checkpoint,
+    list_checkpoints,
+    read_metadata,
+    verify_checkpoint,
+)
 from launch.engines.bind_address import check_address
 
 CHECKPOINTS, RUN_OPTIONS, FAILURES_DIR, LOCK_FILE = "checkpoints", "run_options.json", "failures", ".lock"
@@ -219,7 +226,23 @@ def check_run_directory(config, options: RunOptions) -> None:
             f"`python -m launch --resume {config.run_dir}`, or choose a new --run-dir."
         )
 
-    check_metadata(latest, read_metadata(latest), run_identity(config))
+    # The checkpoint a resume goes on from is the newest that reads back whole (`resumable_checkpoint`, when the
+    # run starts): its identity is checked here, so a newest checkpoint whose metadata is damaged does not refuse
+    # the resume that would fall back past it. Sizes only: the run reads every byte once, later.
+    faults = []
+    for path in reversed(list_checkpoints(directory)):
+        try:
+            verify_checkpoint(path, read_all=False)
+            metadata = read_metadata(path)
+        except CheckpointError as error:
+            faults.append(f"{path}: {error}")
+            continue
+        check_metadata(path, metadata, run_identity(config))
+        return
+    raise CheckpointError(
+        f"No checkpoint in {directory} can be read: {'; '.join(faults)}. The run cannot go on from them: start it "
+        f"again in a new run directory (or with --overwrite)."
+    )
 
 
 def write_run_options(run_dir: str, options: RunOptions) -> None:

@@ -139,3 +139,28 @@ def test_a_resume_reads_the_checkpoint_before_it_cuts_the_logs(readable_older, t
     assert _rows(run_dir) == 50  # cut back to the checkpoint it goes on from, not to the skipped one
     errors = capsys.readouterr().err
     assert f"skipped checkpoint {newest}" in errors and f"going on from {older}" in errors
+
+
+def test_the_resume_check_reads_the_identity_of_the_checkpoint_it_will_go_on_from(tmp_path):
+    """A newest checkpoint whose metadata is damaged (every size intact) does not refuse `--resume` at the command
+    line: the identity checked is the newest readable checkpoint's, the one the run then falls back to."""
+    from launch import make_experiment_config
+    from launch.lifecycle.run_directory import CHECKPOINTS, RunOptions, check_run_directory, run_identity
+
+    run_dir = str(tmp_path)
+    config = make_experiment_config(agent="dqn", environment="CartPole-v1", max_num_actor_steps=5000, run_dir=run_dir)
+    older, newest = _two_checkpoints(os.path.join(run_dir, CHECKPOINTS), metadata=run_identity(config))
+    metadata = os.path.join(newest, "metadata.json")
+    text = open(metadata).read()
+    with open(metadata, "w") as f:
+        f.write("#" * len(text))  # the same size: only reading it finds the damage
+    check_run_directory(config, RunOptions(resume=True))  # the older checkpoint's identity: this run's
+
+    other = make_experiment_config(agent="dqn", environment="CartPole-v1", max_num_actor_steps=5000, run_dir=run_dir,
+                                   seed=7)
+    with pytest.raises(CheckpointError, match="seed"):
+        check_run_directory(other, RunOptions(resume=True))  # still compared, with the readable one
+    with open(os.path.join(older, "metadata.json"), "w") as f:
+        f.write("#")
+    with pytest.raises(CheckpointError, match=r"No checkpoint in .* can be read: .*metadata.json"):
+        check_run_directory(config, RunOptions(resume=True))
