@@ -4,7 +4,7 @@ Reverb's per-write cost is paid per leaf of what is appended (a TrajectoryWriter
 as much as one of 6 leaves of shape [8, ...], and 8 times less than one of 48 leaves), so B sub-environments
 sharing a writer only pay less per environment step if their data goes into the same leaves:
 
-    sub-environment i:  agent's own adder (e.g. SequenceAdder)  ->  an in-memory writer  ->  items, one at a time
+    sub-environment i:  agent's own adder (e.g. SequenceAdder)  ->  an in-memory writer (the local replay's)  ->  items
     all of them:        K = B items of one table  ->  stacked  ->  ONE append + ONE create_item of a [K, ...] item
 
 Each sub-environment runs an ordinary adder of the agent (built by the agent's builder), so its items (n-step
@@ -20,7 +20,7 @@ of them sets the group's (the last one wins). Uniform and queue tables are unaff
 import dataclasses
 import math
 import threading
-from typing import Callable, Dict, Iterator, List, Optional
+from typing import Callable, Dict, Iterator, List
 
 import dm_env
 import jax
@@ -28,116 +28,13 @@ import numpy as np
 
 from acmelike.adders.base import Adder
 from acmelike.adders.reverb_base import AdderInterrupted, close_writer, timed_out
+from acmelike.replay.local.writer import LocalTrajectoryWriter
 from acmelike.replay.tables import ArraySpec, RateLimiterSpec, TableSpec
 from acmelike.types import ReplaySample, SampleInfo
 
 _FIRST = np.int8(dm_env.StepType.FIRST)
 _STEP_TYPES = tuple(dm_env.StepType)  # indexed by value
-_MISSING = object()
 _WAIT_SLICE_MS = 200  # blocking flushes wait in slices this long, checking for `interrupt()` in between
-
-
-class _Cells:
-    """Values of one column at some rows: what indexing a history column gives (like reverb's TrajectoryColumn)."""
-
-    def __init__(self, values: list, squeeze: bool):
-        if any(value is None for value in values):
-            raise ValueError("An item references a row where this column holds no data.")
-        self._values, self._squeeze = values, squeeze
-
-    def numpy(self) -> np.ndarray:
-        return np.asarray(self._values[0]) if self._squeeze else np.stack(self._values)
-
-
-class _Column:
-    """One column of the in-memory history: live (it follows appends and is cleared in place)."""
-
-    def __init__(self, padding: int, keep: int):
-        self._values: list = [None] * padding
-        self._offset = 0  # rows dropped from the front: indices stay those since the last clear, as in Reverb
-        self._keep = keep
-
-    def append(self, value) -> None:
-        self._values.append(value)
-        if len(self._values) > 2 * self._keep:  # amortised trim to the rows an item may still reference
-            drop = len(self._values) - self._keep
-            del self._values[:drop]
-            self._offset += drop
-
-    def clear(self) -> None:
-        self._values.clear()
-        self._offset = 0
-
-    def __len__(self) -> int:
-        return self._offset + len(self._values)
-
-    def _value(self, index: int):
-        position = index - self._offset if index >= 0 else len(self._values) + index
-        if not 0 <= position < len(self._values):
-            raise IndexError(f"Row {index} is no longer (or not yet) in the history.")
-        return self._values[position]
-
-    def __getitem__(self, index):
-        if isinstance(index, slice):
-            return _Cells([self._value(i) for i in range(*index.indices(len(self)))], squeeze=False)
-        return _Cells([self._value(index)], squeeze=True)
-
-
-class _MemoryWriter:
-    """The part of reverb's TrajectoryWriter the Reverb adders use, in memory: `create_item` hands the item's numpy
-    data to `sink(table, priority, item)`. Rows are dicts; each top-level field is a fixed nest of arrays."""
-
-    def __init__(self, sink: Callable, num_keep_alive_refs: int):
-        self._sink = sink
-        self._keep = num_keep_alive_refs
-        self._rows = 0
-        self._columns: Dict[str, object] = {}  # field -> nest of _Column, shaped like the field's value: `history`
-        # field -> (treedef, [_Column]) for nested fields; a leaf field's _Column is appended to directly (this runs
-        # B times per vector step: a tree_map per field would cost more than the Reverb write it replaces)
-        self._flat: Dict[str, tuple] = {}
-
-    @property
-    def history(self) -> dict:
-        return self._columns
-
-    def _add_field(self, field: str, value) -> None:
-        leaves, treedef = jax.tree_util.tree_flatten(value)
-        columns = [_Column(self._rows, self._keep) for _ in leaves]
-        self._columns[field] = jax.tree_util.tree_unflatten(treedef, columns)
-        self._flat[field] = (None if treedef.num_nodes == 1 and len(leaves) == 1 else treedef, columns)
-
-    def append(self, row: dict, *, partial_step: bool = False) -> None:
-        if partial_step:
-            raise NotImplementedError("BatchedAdder's sub-environment writers take whole rows only.")
-        for field, value in row.items():
-            if field not in self._flat:
-                self._add_field(field, value)
-        for field, (treedef, columns) in self._flat.items():
-            value = row.get(field, _MISSING)
-            if value is _MISSING:
-                for column in columns:
-                    column.append(None)
-            elif treedef is None:
-                columns[0].append(value)
-            else:
-                for column, leaf in zip(columns, treedef.flatten_up_to(value)):
-                    column.append(leaf)
-        self._rows += 1
-
-    def create_item(self, table: str, priority: float, trajectory) -> None:
-        self._sink(table, priority, jax.tree_util.tree_map(lambda cells: cells.numpy(), trajectory))
-
-    def flush(self, block_until_num_items: int = 0, timeout_ms: Optional[int] = None) -> None:
-        """Nothing to wait for here: the BatchedAdder flushes the one real writer."""
-
-    def end_episode(self, clear_buffers: bool = True, timeout_ms: Optional[int] = None) -> None:
-        if clear_buffers:
-            self._rows = 0
-            for columns in self._columns.values():
-                jax.tree_util.tree_map(lambda column: column.clear(), columns)
-
-    def close(self) -> None:
-        pass
 
 
 class _SubEnvironmentClient:
@@ -150,8 +47,8 @@ class _SubEnvironmentClient:
     def __init__(self, client, sink: Callable):
         self._client, self._sink = client, sink
 
-    def trajectory_writer(self, num_keep_alive_refs: int, **unused_options) -> _MemoryWriter:
-        return _MemoryWriter(self._sink, num_keep_alive_refs)
+    def trajectory_writer(self, num_keep_alive_refs: int, **unused_options) -> LocalTrajectoryWriter:
+        return LocalTrajectoryWriter(self._sink, num_keep_alive_refs)
 
     def server_info(self, timeout=None):
         def single(spec):  # an ArraySpec, or a tf.TensorSpec from a Reverb server
@@ -203,8 +100,8 @@ class BatchedAdder:
         self._max_in_flight_items = max_in_flight_items
         self._interrupted = threading.Event()
 
-    def _collect(self, table: str, priority: float, item) -> None:
-        self._pending.setdefault(table, []).append((priority, item))
+    def _collect(self, table: str, priority: float, values: list, treedef) -> None:
+        self._pending.setdefault(table, []).append((priority, jax.tree_util.tree_unflatten(treedef, values)))
 
     def add_first(self, timestep: dm_env.TimeStep) -> None:
         for i, adder in enumerate(self._adders):

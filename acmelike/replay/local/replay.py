@@ -49,7 +49,10 @@ class LocalReplay:
 
     def trajectory_writer(self, num_keep_alive_refs: int) -> LocalTrajectoryWriter:
         """A writer whose items reference at most the last `num_keep_alive_refs` rows (see `LocalTrajectoryWriter`)."""
-        return LocalTrajectoryWriter(self._tables, num_keep_alive_refs)
+        return LocalTrajectoryWriter(self._insert, num_keep_alive_refs)
+
+    def _insert(self, table: str, priority: float, values, treedef) -> None:
+        self.table(table).insert_leaves(values, treedef, priority)
 
     def mutate_priorities(self, table: str, updates: Optional[Mapping[int, float]] = None,
                           deletes: Optional[Sequence[int]] = None) -> None:

@@ -1,11 +1,16 @@
-"""LocalTrajectoryWriter: Reverb's TrajectoryWriter over LocalTables, and the history columns its items reference."""
+"""LocalTrajectoryWriter: Reverb's TrajectoryWriter in memory, and the history columns its items reference.
 
-from typing import Dict, List, Mapping, Optional
+One writer serves both in-memory destinations: a `LocalReplay`'s tables, and a `BatchedAdder`'s sub-environments,
+whose items are grouped before they reach the real replay (`acmelike.adders.batched`).
+"""
+
+from typing import Callable, Dict, List, Optional
 
 import jax
 import numpy as np
 
-from acmelike.replay.local.table import LocalTable
+# What `create_item` hands an item to: (table, priority, the item's leaves as arrays, its tree structure).
+ItemSink = Callable[[str, float, List[np.ndarray], object], None]
 
 
 class TrajectoryColumn:
@@ -99,7 +104,8 @@ _WHOLE = object()  # the one field of a writer whose rows are not dicts
 
 
 class LocalTrajectoryWriter:
-    """Reverb's TrajectoryWriter over `LocalTable`s: items are inserted synchronously by `create_item`.
+    """Reverb's TrajectoryWriter in memory: `create_item` hands each item to `sink` at once (a `LocalReplay` inserts
+    it into its table; a `BatchedAdder` groups it with other sub-environments' items).
 
     Rows are appended with `append(data)`; `history` has the structure of the appended data (dict rows: the
     union of their fields) with one live column per leaf, indexed by row since the last `end_episode` that cleared
@@ -111,10 +117,10 @@ class LocalTrajectoryWriter:
     partial step (dict rows only) is closed by `end_episode`.
     """
 
-    def __init__(self, tables: Mapping[str, LocalTable], num_keep_alive_refs: int):
+    def __init__(self, sink: ItemSink, num_keep_alive_refs: int):
         if num_keep_alive_refs < 1:
             raise ValueError(f"num_keep_alive_refs must be >= 1, got {num_keep_alive_refs}.")
-        self._tables = tables
+        self._sink = sink
         self._keep = num_keep_alive_refs
         # field -> (treedef, or None for a leaf field; its columns; their `values` lists)
         self._fields: Dict[object, tuple] = {}
@@ -213,23 +219,20 @@ class LocalTrajectoryWriter:
             ) from None
 
     def create_item(self, table: str, priority: float, trajectory) -> None:
-        """Inserts into `table` an item holding the data `trajectory` references (a nest of history cells)."""
+        """Hands `sink` an item for `table` holding the data `trajectory` references (a nest of history cells)."""
         if self._closed:
             raise RuntimeError("create_item was called on a closed writer.")
-        local = self._tables.get(table)
-        if local is None:
-            raise ValueError(f"There is no table {table!r}; the tables are {sorted(self._tables)}.")
         cells, treedef = jax.tree_util.tree_flatten(trajectory)
         values = []
         for cell in cells:
             if type(cell) is not TrajectoryColumn:
                 raise TypeError(f"All leaves of `trajectory` must be history cells (writer.history[...][...]), "
                                 f"got {trajectory}.")
-            values.append(cell._values[0] if cell._squeezed else cell._stacked())  # the table copies them
-        local.insert_leaves(values, treedef, priority)
+            values.append(cell._values[0] if cell._squeezed else cell._stacked())  # never changed in place
+        self._sink(table, priority, values, treedef)
 
     def flush(self, block_until_num_items: int = 0, timeout_ms: Optional[int] = None) -> None:
-        """Nothing to wait for: `create_item` has inserted every item already."""
+        """Nothing to wait for: `create_item` has handed over every item already."""
         del timeout_ms
         if block_until_num_items < 0:
             raise ValueError(f"block_until_num_items must be >= 0, got {block_until_num_items}.")
@@ -244,5 +247,5 @@ class LocalTrajectoryWriter:
                 column.clear()
 
     def close(self) -> None:
-        """Makes the writer unusable; its items are in their tables already."""
+        """Makes the writer unusable; its items were handed over already."""
         self._closed = True
