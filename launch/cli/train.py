@@ -163,9 +163,9 @@ def make_parser() -> FlagParser:
         help="distributed runs: where actors' policy runs. local (the default): in each actor; central: one "
              "inference node serves every actor in dynamic batches (SEED RL) and actors only step environments")
     add("--replay", choices=REPLAY_KINDS,
-        help="single process: reverb (the default) runs an embedded Reverb server, as distributed programs use "
-             "(not repeatable); local serves the agent's tables in-process with seeded, synchronous sampling, so "
-             "the same --seed gives a bit-identical run")
+        help="single process: local (the default) serves the agent's tables in-process with seeded, synchronous "
+             "sampling, so the same --seed gives a bit-identical run (and imports no TensorFlow); reverb runs an "
+             "embedded Reverb server, as distributed programs use (not repeatable)")
     add("--seeds", help="anakin: seeds trained in one vmapped call, e.g. 0-15")
     add("--checkpoint-every", type=_bounded(float, 0.0, strictly=True), metavar="MINUTES",
         help=f"minutes between checkpoints of a run with --run-dir (default {DEFAULT_CHECKPOINT_MINUTES}; "

@@ -11,12 +11,12 @@ itself. The loop, in short:
             learner.step()
 
 The replay is `config.replay`:
-- "reverb" (the default): an embedded, in-process Reverb server, as distributed programs use, with a prefetch
-  thread. Reverb's samplers are not seedable and the thread decides when a batch is drawn relative to inserts:
-  runs are not repeatable. The server listens on `RunOptions.bind_address` (127.0.0.1: `launch.engines.bind_address`).
-- "local": the builder's tables served by a seeded, in-process `LocalReplay`. Sampling is synchronous and seeded
-  by `config.seed`, so a run is bit-identical to another with the same seed, config, machine and stack; no
-  gRPC round trip is paid per step, and neither Reverb nor TensorFlow is imported.
+- "local" (the default): the builder's tables served by a seeded, in-process `LocalReplay`. Sampling is
+  synchronous and seeded by `config.seed`, so a run is bit-identical to another with the same seed, config,
+  machine and stack; no gRPC round trip is paid per step, and neither Reverb nor TensorFlow is imported.
+- "reverb": an embedded, in-process Reverb server, as distributed programs use, with a prefetch thread. Reverb's
+  samplers are not seedable and the thread decides when a batch is drawn relative to inserts: runs are not
+  repeatable. The server listens on `RunOptions.bind_address` (127.0.0.1: `launch.engines.bind_address`).
 """
 
 import contextlib
@@ -188,7 +188,7 @@ def run_single_process(config: ExperimentConfig, options: RunOptions = RunOption
     the summary says `"interrupted": true` with the signal's name. A final save that fails is in the summary's
     `failures` (and `<run_dir>/failures/final_save.txt`), not raised.
 
-    With `config.replay == "local"` the run is bit-identical to any other with the same seed and
+    With `config.replay == "local"` (the default) the run is bit-identical to any other with the same seed and
     config on the same machine and stack: episode returns, losses and final parameters (see the module docstring).
     """
     start = time.time()

@@ -102,10 +102,11 @@ class ExperimentConfig(_AgentAccess):
         fetches from the learner. "central": on one inference node serving every actor in dynamic batches (SEED
         RL); actors then only step environments and write to replay. Single-process runs act locally.
       inference_timeout_s: central inference: the longest a batch waits for more actors' requests once it has one.
-      replay: the single-process runner's replay. "reverb" (the default): an embedded, in-process Reverb server
-        with a prefetch thread, as distributed programs use; not repeatable. "local": the builder's tables in a
-        seeded, in-process `acmelike.replay.local.LocalReplay`, sampled synchronously: the same seed gives a
-        bit-identical run on the same machine and stack. Distributed programs always share a Reverb server.
+      replay: the single-process runner's replay. "local" (the default): the builder's tables in a seeded,
+        in-process `acmelike.replay.local.LocalReplay`, sampled synchronously: the same seed gives a bit-identical
+        run on the same machine and stack, and neither Reverb nor TensorFlow is imported. "reverb": an embedded,
+        in-process Reverb server with a prefetch thread, as distributed programs use; not repeatable. Distributed
+        programs always share a Reverb server, whatever this says.
       preset: the preset (`launch/presets/<name>.json`) whose values the agent's config started from; None: none.
         Recorded in config.json, so `--resume` keeps it.
     """
@@ -128,7 +129,7 @@ class ExperimentConfig(_AgentAccess):
     vector_environment_factory: Optional[Callable[[int, int], dm_env.Environment]] = None
     inference: str = "local"
     inference_timeout_s: float = 0.002
-    replay: str = "reverb"
+    replay: str = "local"
     preset: Optional[str] = None
 
     def __post_init__(self):

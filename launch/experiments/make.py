@@ -82,7 +82,7 @@ def make_experiment_config(
     environment_factory: Optional[Callable[[int], Any]] = None,
     num_envs: int = 1,
     inference: str = "local",
-    replay: str = "reverb",
+    replay: str = "local",
     preset: Optional[str] = None,
 ) -> ExperimentConfig:
     """An ExperimentConfig for a registered agent on a gymnasium environment id.

@@ -4,13 +4,15 @@ import csv
 import dataclasses
 import json
 import math
+import subprocess
+import sys
 
 import jax
 import numpy as np
 import pytest
 from fakes import fake_environment_factory, fake_multiagent_environment, random_transition_batches, smoke_overrides
 from program_launcher import Launcher, line_after
-from run_helpers import command_line
+from run_helpers import REPO, command_line, environment
 from stack import long_test, require
 
 from launch.experiments.make import make_agent_config, make_experiment_config
@@ -45,11 +47,10 @@ def _smoke_config(name, run_dir, num_envs=1):
 
 # Every agent acts batched here (--num-envs 4: four fake environments stepped together, one policy call), except
 # multi-agent agents, which act for several agents in one environment per actor and refuse --num-envs above 1
-# (tests/agents/test_multiagent.py). Unbatched, every agent acts on Reverb as a local_mt program (below) and on the
-# local replay in the reproducibility test.
+# (tests/agents/test_multiagent.py), on the default (local) replay. Unbatched, every agent acts on Reverb as a
+# local_mt program (below) and on the local replay in the reproducibility test.
 @pytest.mark.parametrize("name", online_agents())
 def test_every_registered_agent_trains_single_process_on_a_fake_environment(name, tmp_path):
-    require("reverb")
     from launch import run_single_process
 
     num_envs = 1 if agent_definition(name).multiagent else 4
@@ -152,8 +153,7 @@ def _assert_identical(first: dict, second: dict) -> None:
 def _single_process_run(name, seed, run_dir, steps=3 * SMOKE_STEPS) -> dict:
     from launch import run_single_process
 
-    config = dataclasses.replace(_smoke_config(name, run_dir), seed=seed, max_num_actor_steps=steps,
-                                 replay="local")
+    config = dataclasses.replace(_smoke_config(name, run_dir), seed=seed, max_num_actor_steps=steps)
     summary = run_single_process(config)
     assert summary["learner_steps"] > 0, summary
     return {"actor": _logged(run_dir, "actor"), "learner": _logged(run_dir, "learner"),
@@ -162,10 +162,9 @@ def _single_process_run(name, seed, run_dir, steps=3 * SMOKE_STEPS) -> dict:
 
 @pytest.mark.parametrize("name", online_agents())
 def test_same_seed_single_process_runs_are_bit_identical(name, tmp_path):
-    """Episode returns, every logged loss and the final parameters, for each registered agent; a different seed
-    changes them (so the comparison is not of constants): a shorter run of another seed already starts with other
-    episodes and losses than this seed's run."""
-    require("reverb")
+    """Episode returns, every logged loss and the final parameters, for each registered agent, with the default
+    replay (no flag); a different seed changes them (so the comparison is not of constants): a shorter run of
+    another seed already starts with other episodes and losses than this seed's run."""
     first = _single_process_run(name, 3, tmp_path / "first")
     _assert_identical(first, _single_process_run(name, 3, tmp_path / "again"))
     other = _single_process_run(name, 4, tmp_path / "other", steps=SMOKE_STEPS)
@@ -177,6 +176,47 @@ def test_same_seed_single_process_runs_are_bit_identical(name, tmp_path):
     learned = len(next(iter(other["learner"].values())))
     assert (head(other["actor"], episodes) != head(first["actor"], episodes)
             or head(other["learner"], learned) != head(first["learner"], learned))
+
+
+# One interpreter runs every registered online agent in one process (default replay), an offline agent and an Anakin
+# one, then names the heavy packages loaded; then it loads the Reverb backend, to show the check sees them.
+_NO_TENSORFLOW_CHECK = """
+import importlib, json, pathlib, sys
+sys.path[:0] = ["tests", "tests/agents"]
+import test_registry as registry
+from launch import run_single_process
+from launch.registry import agent_definition, anakin_agents, offline_agents, online_agents
+
+def heavy():
+    return sorted({name.split(".")[0] for name in sys.modules} & {"tensorflow", "reverb"})
+
+root = pathlib.Path(sys.argv[1])
+for name in online_agents():
+    run_single_process(registry._smoke_config(name, root / name))
+registry._offline_run(offline_agents()[0], root / "offline")
+anakin = next(name for name in anakin_agents() if not agent_definition(name).multiagent)
+registry._anakin_smoke_run(anakin, root / "anakin")
+runs = heavy()
+try:
+    importlib.import_module("acmelike.replay.reverb_tables")
+except ImportError:
+    backend = None  # the latest stack: no Reverb to load
+else:
+    backend = heavy()
+print(json.dumps({"runs": runs, "backend": backend}))
+"""
+
+
+def test_single_process_offline_and_anakin_runs_import_neither_tensorflow_nor_reverb(tmp_path):
+    """A short single-process run of every registered online agent (default replay), an offline run and an Anakin
+    run, in one fresh interpreter: neither `tensorflow` nor `reverb` is in sys.modules afterwards."""
+    result = subprocess.run([sys.executable, "-c", _NO_TENSORFLOW_CHECK, str(tmp_path)], cwd=REPO, env=environment(),
+                            capture_output=True, text=True, timeout=900, check=False)
+    assert result.returncode == 0, result.stderr[-5000:]
+    found = json.loads(result.stdout.strip().splitlines()[-1])
+    assert found["runs"] == [], f"the runs imported {found['runs']}"
+    if found["backend"] is not None:  # the check would have seen them
+        assert found["backend"] == ["reverb", "tensorflow"], found
 
 
 def test_the_registry_tells_online_offline_and_anakin_agents_apart():
@@ -293,7 +333,6 @@ def test_bad_override_on_the_command_line_is_a_parser_error():
 
 
 def test_command_line_writes_the_resolved_config_and_threshold_fields(tmp_path):
-    require("reverb")
     result = command_line("--agent", "dqn", "--env", "CartPole-v1", "--steps", "300",
                           "--config", "learning_rate=5e-4", "--run-dir", str(tmp_path))
     assert result.returncode == 0, result.stderr[-3000:]

@@ -121,7 +121,8 @@ EXAMPLES = {
     "--ray-resources": Example(lambda m: ["--ray-resources", "actor=worker"],
                                lambda p, m: set(p.ray_options.resources["actor"]) == {"worker"}),
     "--ray-max-restarts": Example(lambda m: ["--ray-max-restarts", "5"], lambda p, m: p.ray_options.max_restarts == 5),
-    "--bind-address": Example(lambda m: ["--bind-address", "0.0.0.0"],
+    # A single-process run starts a server only with --replay reverb (the default local replay starts none).
+    "--bind-address": Example(lambda m: ["--bind-address", "0.0.0.0"] + (["--replay", "reverb"] * (m == "single")),
                               lambda p, m: p.options.bind_address == "0.0.0.0"),
     "--num-envs": Example(lambda m: ["--num-envs", "4"], lambda p, m: p.config.num_envs == 4),
     "--inference": Example(lambda m: ["--inference", "central"], lambda p, m: p.config.inference == "central"),

@@ -8,6 +8,7 @@ preparation, and reports through the same supervisor (`supervisor`): progress li
 a failed node, and the summary.
 """
 
+import dataclasses
 from typing import Any, Dict
 
 from launch.engines.distributed import supervisor
@@ -45,11 +46,9 @@ def run_distributed(
         raise ValueError(f"Unknown launch type {launch_type!r}. Choose one of: {', '.join(LAUNCH_TYPES)}.")
     if ray_options is not None and launch_type != "ray":
         raise ValueError(f"ray_options are for launch_type='ray', not {launch_type!r}.")
-    if config.replay != "reverb":
-        raise ValueError(
-            f"ExperimentConfig.replay = {config.replay!r} selects the single-process runner's replay; a distributed "
-            f"program's nodes share one Reverb server: leave replay at 'reverb', or run it with run_single_process."
-        )
+    # `replay` is the single-process runner's choice (default "local"); a program's nodes share one Reverb server,
+    # and its config.json says so.
+    config = dataclasses.replace(config, replay="reverb")
     if launch_type != "ray":
         check_launchpad_bind_address(options.bind_address)
     config = supervisor.prepare_run_directory(config, options, launch_type, num_actors)
