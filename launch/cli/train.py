@@ -36,6 +36,7 @@ from acmelike import compilation_cache
 from acmelike.checkpointing import CheckpointError
 from acmelike.wrappers import check_environment_id_from_file
 from launch.cli.flags import DISTRIBUTED, FLAGS, refusal
+from launch.cli.packages import missing_package
 from launch.engines import bind_address
 from launch.engines.anakin import config_from_arguments, is_anakin_run, read_anakin_config, run_anakin
 from launch.engines.distributed.launcher import LAUNCH_TYPES, run_distributed
@@ -256,6 +257,10 @@ def plan(argv: Optional[Sequence[str]] = None) -> RunPlan:
         return RunPlan(mode, listing=_listing(parser, args))
     if args.resume:
         saved = saved or _read_saved(parser, args.resume)
+    missing = _missing_package(args, given, mode, saved)  # before the run directory's checks: it is not the fault
+    if missing:
+        parser.error(missing)
+    if args.resume:
         _check_resume(parser, args, given, saved, mode)
     else:
         _check_new_run(parser, args, given, mode)
@@ -302,6 +307,19 @@ def _plan_anakin_resume(parser, args, given: FrozenSet[str], mode: str) -> RunPl
         parser.error(str(error))
     return RunPlan("anakin", config=config, options=RunOptions(resume=True, launch="anakin"),
                    compilation_cache=args.compilation_cache)
+
+
+def _missing_package(args, given: FrozenSet[str], mode: str, saved: Optional[_SavedRun]) -> Optional[str]:
+    """`launch.cli.packages.missing_package` for this command line (a resumed run's own replay, environment and
+    TensorBoard where the flags leave them out)."""
+    saved_arguments = saved.arguments if saved else {}
+    replay = args.replay if "--replay" in given else saved_arguments.get("replay")
+    return missing_package(
+        mode=mode,
+        replay=replay if mode == "single" else None,
+        environment=args.env or saved_arguments.get("environment"),
+        tensorboard=bool(args.tensorboard or (saved and saved.options.tensorboard)),
+    )
 
 
 def _listing(parser, args) -> str:

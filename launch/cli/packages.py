@@ -1,0 +1,112 @@
+"""Optional packages a run needs, checked before anything is built or written: a missing one is one line.
+
+    missing_package(mode="local_mp", replay="local", environment="CartPole-v1", tensorboard=False)
+    # -> "--launch local_mp needs dm-launchpad, which exists only for Python 3.10 (the classic stack): ..."
+
+Each mode, environment family and flag that needs a package outside the core install names it here with the
+install that brings it (an extra of setup.py, or the classic stack where a package has no wheel for this Python).
+The command line turns the message into a parser error (exit 2), so a missing package never ends a run as a
+traceback part way through. Only whether a module can be found is checked (`importlib.util.find_spec`): nothing
+is imported.
+"""
+
+import dataclasses
+import importlib.util
+import sys
+from typing import Optional
+
+_THIS_PYTHON = f"Python {sys.version_info.major}.{sys.version_info.minor}"
+# dm-reverb and dm-launchpad publish wheels for Python 3.10 at the newest (docs/stacks.md).
+CLASSIC_STACK = (
+    f"which exists only for Python 3.10 (the classic stack; this is {_THIS_PYTHON}): `make venv`, then run it "
+    f"with .venv/bin/python"
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Requirement:
+    """A package some part of a run imports.
+
+    Attributes:
+      module: the module imported (what `find_spec` looks for).
+      package: its name on PyPI, as the message says it.
+      install: how to get it, the end of the message's sentence.
+    """
+
+    module: str
+    package: str
+    install: str
+
+    def message(self, what: str) -> Optional[str]:
+        """None if the module can be found; else the one line that says `what` needs it and how to install it."""
+        if installed(self.module):
+            return None
+        return f"{what} needs {self.package}, {self.install}."
+
+
+def installed(module: str) -> bool:
+    """Whether `module` can be imported here (found on the path; not imported)."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _extra(name: str) -> str:
+    return f"which is not installed: pip install -e '.[{name}]'"
+
+
+LAUNCHPAD = Requirement("launchpad", "dm-launchpad", CLASSIC_STACK)
+REVERB = Requirement("reverb", "dm-reverb", CLASSIC_STACK)
+RAY = Requirement("ray", "ray", _extra("ray"))
+GYMNAX = Requirement("gymnax", "gymnax", _extra("anakin"))
+JAXMARL = Requirement("jaxmarl", "jaxmarl", "which is not installed (it needs Python 3.11+): pip install -e '.[multiagent]'")
+MINARI = Requirement("minari", "minari", _extra("offline"))
+TENSORBOARD = Requirement("tensorboardX", "tensorboardX", _extra("tensorboard"))
+PETTINGZOO = Requirement("mpe2", "mpe2 (PettingZoo's MPE)", _extra("multiagent"))
+MINATAR = Requirement("minatar", "MinAtar", _extra("minatar"))
+MUJOCO = Requirement("mujoco", "mujoco", _extra("mujoco"))
+
+# Environment id prefixes and the package behind them (gymnasium's own MuJoCo tasks are found by entry point).
+_ENVIRONMENT_FAMILIES = (("mpe/", PETTINGZOO), ("MinAtar/", MINATAR), ("gymnax/", GYMNAX), ("jaxmarl/", JAXMARL))
+_MUJOCO_ENTRY_POINT = "gymnasium.envs.mujoco"
+
+
+def missing_package(*, mode: str, replay: Optional[str], environment: Optional[str], tensorboard: bool) -> Optional[str]:
+    """The message for the first package the run lacks (None if it has them all).
+
+    Args:
+      mode: one of `launch.cli.flags.MODES`.
+      replay: the single-process replay (`--replay`), or None where it does not apply.
+      environment: the environment id (`--env`), or None.
+      tensorboard: whether TensorBoard files are asked for.
+    """
+    if mode in ("local_mt", "local_mp"):
+        found = LAUNCHPAD.message(f"--launch {mode}") or REVERB.message(f"--launch {mode} (its replay node)")
+    elif mode == "ray":
+        # The Ray engine's replay node is a Reverb server (until it serves the local tables).
+        found = REVERB.message("--launch ray (its replay node)") or RAY.message("--launch ray")
+    elif mode == "offline":
+        found = MINARI.message("--dataset")
+    elif mode == "anakin":
+        found = GYMNAX.message("--launch anakin")
+    else:
+        found = REVERB.message("--replay reverb") if replay == "reverb" else None
+    return found or _environment_package(environment) or (
+        TENSORBOARD.message("--tensorboard") if tensorboard else None
+    )
+
+
+def _environment_package(environment: Optional[str]) -> Optional[str]:
+    if not environment:
+        return None
+    for prefix, requirement in _ENVIRONMENT_FAMILIES:
+        if environment.startswith(prefix):
+            return requirement.message(f"--env {environment}")
+    import gymnasium
+
+    spec = gymnasium.envs.registry.get(environment)
+    entry_point = getattr(spec, "entry_point", None)
+    if isinstance(entry_point, str) and entry_point.startswith(_MUJOCO_ENTRY_POINT):
+        return MUJOCO.message(f"--env {environment}")
+    return None
