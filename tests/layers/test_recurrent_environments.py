@@ -46,3 +46,34 @@ def test_minatar_frames_fit_the_resnet_torso():
     assert logits.shape == (1, 3) and values.shape == (1,)
     with pytest.raises(ValueError, match="nature_dqn"):
         make_networks(spec, IMPALAConfig(torso="nature_dqn"))  # 10x10 frames are too small for its strides
+
+
+def test_minatar_ids_are_minatars_own_and_registering_them_imports_nothing():
+    """`register_minatar` writes out the ids `minatar.gym.register_envs()` registers, so that registering them
+    (every run does) costs no import of minatar (seaborn, matplotlib): compared in a fresh interpreter."""
+    require("minatar")
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(
+        """
+        import json, sys
+        import gymnasium
+        from acmelike.environments import register_minatar
+        def minatar_specs():
+            return {i: (s.entry_point, s.kwargs) for i, s in gymnasium.registry.items() if i.startswith("MinAtar/")}
+        register_minatar()
+        ours, imported = minatar_specs(), "minatar" in sys.modules
+        for env_id in list(ours):
+            del gymnasium.registry[env_id]
+        import minatar.gym
+        minatar.gym.register_envs()
+        print(json.dumps({"same": ours == minatar_specs(), "count": len(ours), "imported": imported}))
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    import json
+
+    assert json.loads(result.stdout.splitlines()[-1]) == {"same": True, "count": 10, "imported": False}
