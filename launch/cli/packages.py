@@ -15,6 +15,8 @@ import importlib.util
 import sys
 from typing import Optional
 
+import gymnasium
+
 _THIS_PYTHON = f"Python {sys.version_info.major}.{sys.version_info.minor}"
 # dm-reverb and dm-launchpad publish wheels for Python 3.10 at the newest (docs/stacks.md).
 CLASSIC_STACK = (
@@ -103,8 +105,6 @@ def _environment_package(environment: Optional[str]) -> Optional[str]:
     for prefix, requirement in _ENVIRONMENT_FAMILIES:
         if environment.startswith(prefix):
             return requirement.message(f"--env {environment}")
-    import gymnasium
-
     spec = gymnasium.envs.registry.get(environment)
     entry_point = getattr(spec, "entry_point", None)
     if isinstance(entry_point, str) and entry_point.startswith(_MUJOCO_ENTRY_POINT):
