@@ -43,6 +43,16 @@ else:
     compilation_cache.enable()
 
 
+@pytest.fixture
+def packages_present(monkeypatch):
+    """Every optional package counts as installed (`launch.cli.packages`), for tests of what the command line makes
+    of a mode or flag on a stack that could not run it: they stop before running, or stub the runner. Whether a
+    missing package is refused is tests/engines/test_missing_packages.py's to check."""
+    from launch.cli import packages
+
+    monkeypatch.setattr(packages, "installed", lambda module: True)
+
+
 @pytest.fixture(scope="session")
 def dqn_cartpole_expert(tmp_path_factory):
     """(run directory, summary) of DQN trained on CartPole-v1 to a 20-episode average of 490: seed 0, on the seeded

@@ -148,6 +148,7 @@ def _plannable():
 
 
 @pytest.mark.parametrize("argv", [argv for _, argv in _plannable()], ids=[text for text, _ in _plannable()])
+@pytest.mark.usefixtures("packages_present")  # the classic stack's commands plan on any stack
 def test_every_training_command_plans(argv, tmp_path, recorded_datasets):
     from launch.cli.train import plan
 

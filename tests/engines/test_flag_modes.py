@@ -21,6 +21,8 @@ from launch.experiments.make import make_experiment_config, make_offline_experim
 from launch.lifecycle.run_directory import RunOptions, write_config, write_run_options
 
 DATASET, OTHER_DATASET = "cartpole/random-v0", "cartpole/other-v0"
+# Every mode is planned here, also on a stack without its packages (which test_missing_packages.py covers).
+pytestmark = pytest.mark.usefixtures("packages_present")
 
 
 @pytest.fixture(scope="module")

@@ -172,6 +172,7 @@ def test_the_library_moves_wildcard_binds_to_the_bind_address(address, expected)
     assert json.loads(result.stdout) == expected
 
 
+@pytest.mark.usefixtures("packages_present")
 def test_a_run_that_needs_the_library_is_refused_when_it_cannot_be_built(tmp_path, monkeypatch, capsys):
     """Exit 2 before anything is written, saying how to fix it; --bind-address 0.0.0.0 needs no library."""
     from launch.cli.train import plan

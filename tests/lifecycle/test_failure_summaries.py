@@ -214,6 +214,7 @@ def test_a_replay_that_fails_to_restore_ends_the_resume_with_a_failed_summary(tm
     assert summary["checkpoint"] and summary["launch"] == "single"
 
 
+@pytest.mark.usefixtures("packages_present")  # the engine is stubbed: no Launchpad needed
 def test_a_distributed_program_that_fails_ends_with_a_failed_summary(tmp_path, monkeypatch):
     """Through the launcher's error, `DistributedRunError` (its nodes wrote their own failure files), or any other
     error its engine raises (the launcher's own failure file)."""
