@@ -21,6 +21,7 @@ ORDER = [
     "actor_throughput",
     "replay_throughput",
     "time_to_solve",
+    "startup_time",
     "step_profile",
     "batched_acting",
     "anakin_ppo",

@@ -28,6 +28,7 @@ BENCHMARKS = [
     "replay_throughput",
     "learner_throughput",
     "time_to_solve",
+    "startup_time",
     "step_profile",
     "batched_acting",
     "anakin_ppo",
