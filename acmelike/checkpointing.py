@@ -87,19 +87,30 @@ def readable_checkpoint(directory: str) -> Tuple[Optional[str], List[str]]:
 
     CheckpointError naming every checkpoint and its fault if none reads; then nothing is renamed.
     """
-    skipped, faults = [], []
+    path, faults = newest_checkpoint_passing(directory, verify_checkpoint)
+    skipped = []
+    for bad, why in faults:
+        aside = bad + UNREADABLE
+        shutil.rmtree(aside, ignore_errors=True)
+        os.rename(bad, aside)
+        skipped.append(f"skipped checkpoint {bad} (set aside as {aside}): {why}")
+    return path, skipped
+
+
+def newest_checkpoint_passing(
+    directory: str, check: Callable[[str], Any]
+) -> Tuple[Optional[str], List[Tuple[str, str]]]:
+    """The newest checkpoint in `directory` that `check(path)` raises no CheckpointError for (None if there is no
+    checkpoint), and (path, fault) of each newer one. CheckpointError naming every checkpoint's fault if none
+    passes."""
+    faults = []
     for path in reversed(list_checkpoints(directory)):
         try:
-            verify_checkpoint(path)
+            check(path)
         except CheckpointError as error:
             faults.append((path, str(error)))
             continue
-        for bad, why in faults:
-            aside = bad + UNREADABLE
-            shutil.rmtree(aside, ignore_errors=True)
-            os.rename(bad, aside)
-            skipped.append(f"skipped checkpoint {bad} (set aside as {aside}): {why}")
-        return path, skipped
+        return path, faults
     if faults:
         raise CheckpointError(
             f"No checkpoint in {directory} can be read: " + "; ".join(f"{path}: {why}" for path, why in faults)

@@ -62,7 +62,8 @@ LAUNCHPAD = Requirement("launchpad", "dm-launchpad", CLASSIC_STACK)
 REVERB = Requirement("reverb", "dm-reverb", CLASSIC_STACK)
 RAY = Requirement("ray", "ray", _extra("ray"))
 GYMNAX = Requirement("gymnax", "gymnax", _extra("anakin"))
-JAXMARL = Requirement("jaxmarl", "jaxmarl", "which is not installed (it needs Python 3.11+): pip install -e '.[multiagent]'")
+JAXMARL = Requirement("jaxmarl", "jaxmarl",
+                      "which is not installed (it needs Python 3.11+): pip install -e '.[multiagent]'")
 MINARI = Requirement("minari", "minari", _extra("offline"))
 TENSORBOARD = Requirement("tensorboardX", "tensorboardX", _extra("tensorboard"))
 PETTINGZOO = Requirement("mpe2", "mpe2 (PettingZoo's MPE)", _extra("multiagent"))
@@ -74,7 +75,9 @@ _ENVIRONMENT_FAMILIES = (("mpe/", PETTINGZOO), ("MinAtar/", MINATAR), ("gymnax/"
 _MUJOCO_ENTRY_POINT = "gymnasium.envs.mujoco"
 
 
-def missing_package(*, mode: str, replay: Optional[str], environment: Optional[str], tensorboard: bool) -> Optional[str]:
+def missing_package(
+    *, mode: str, replay: Optional[str], environment: Optional[str], tensorboard: bool
+) -> Optional[str]:
     """The message for the first package the run lacks (None if it has them all).
 
     Args:

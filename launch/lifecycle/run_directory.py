@@ -23,7 +23,7 @@ from acmelike.checkpointing import (
     CheckpointError,
     check_metadata,
     latest_checkpoint,
-    list_checkpoints,
+    newest_checkpoint_passing,
     read_metadata,
     verify_checkpoint,
 )
@@ -31,6 +31,7 @@ from launch.engines.bind_address import check_address
 
 CHECKPOINTS, RUN_OPTIONS, FAILURES_DIR, LOCK_FILE = "checkpoints", "run_options.json", "failures", ".lock"
 DEFAULT_CHECKPOINT_MINUTES = 10.0
+READ_ONLY_ERRNOS = (errno.EROFS, errno.EACCES, errno.EPERM)  # "this cannot be written here"
 
 
 class RunDirectoryRefused(ValueError):
@@ -133,9 +134,6 @@ class RunDirectoryLock:
         self.release()
 
 
-READ_ONLY_ERRNOS = (errno.EROFS, errno.EACCES, errno.EPERM)  # "this cannot be written here"
-
-
 def _lock_holder(path: str) -> str:
     """'process <pid>' as the lock file names it; 'another process' while the holder is still writing its pid."""
     try:
@@ -155,17 +153,23 @@ def record_failure(run_dir: Optional[str], name: str, what: str, error: BaseExce
     """
     text = f"{what}\n\n" + "".join(traceback.format_exception(type(error), error, error.__traceback__))
     print(f"[acmelike] {what}: {type(error).__name__}: {error}\n{text}", file=sys.stderr, flush=True)
-    path = None
-    if run_dir:
-        try:
-            os.makedirs(os.path.join(run_dir, FAILURES_DIR), exist_ok=True)
-            with open(os.path.join(run_dir, FAILURES_DIR, f"{name}.txt"), "w") as f:
-                f.write(text)
-            path = os.path.join(run_dir, FAILURES_DIR, f"{name}.txt")
-        except OSError as write_error:
-            print(f"[acmelike] could not write the failure file under {run_dir}: {write_error}", file=sys.stderr,
-                  flush=True)
+    path = write_failure_file(run_dir, name, text) if run_dir else None
     return {"name": name, "what": what, "error": f"{type(error).__name__}: {error}", "file": path}
+
+
+def write_failure_file(run_dir: str, name: str, text: str) -> Optional[str]:
+    """Writes `text` as `<run_dir>/failures/<name>.txt` and returns its path; None, said on stderr, if the run
+    directory will not take it (read-only, full): the failure still reaches the summary."""
+    path = os.path.join(run_dir, FAILURES_DIR, f"{name}.txt")
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+    except OSError as write_error:
+        print(f"[acmelike] could not write the failure file under {run_dir}: {write_error}", file=sys.stderr,
+              flush=True)
+        return None
+    return path
 
 
 @dataclasses.dataclass(frozen=True)
@@ -229,20 +233,12 @@ def check_run_directory(config, options: RunOptions) -> None:
     # The checkpoint a resume goes on from is the newest that reads back whole (`resumable_checkpoint`, when the
     # run starts): its identity is checked here, so a newest checkpoint whose metadata is damaged does not refuse
     # the resume that would fall back past it. Sizes only: the run reads every byte once, later.
-    faults = []
-    for path in reversed(list_checkpoints(directory)):
-        try:
-            verify_checkpoint(path, read_all=False)
-            metadata = read_metadata(path)
-        except CheckpointError as error:
-            faults.append(f"{path}: {error}")
-            continue
-        check_metadata(path, metadata, run_identity(config))
-        return
-    raise CheckpointError(
-        f"No checkpoint in {directory} can be read: {'; '.join(faults)}. The run cannot go on from them: start it "
-        f"again in a new run directory (or with --overwrite)."
-    )
+    def readable_metadata(path: str) -> dict:
+        verify_checkpoint(path, read_all=False)
+        return read_metadata(path)
+
+    path, _ = newest_checkpoint_passing(directory, readable_metadata)
+    check_metadata(path, readable_metadata(path), run_identity(config))
 
 
 def write_run_options(run_dir: str, options: RunOptions) -> None:

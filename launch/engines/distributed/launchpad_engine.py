@@ -125,8 +125,9 @@ def run_launchpad_program(
 ) -> Dict[str, Any]:
     """Runs the program on Launchpad (`local_mt` threads or `local_mp` processes) after
     `supervisor.prepare_run_directory`, prints progress, and returns the summary. Every node's server listens on
-    `bind_address` (checked by `launcher.run_distributed`: `check_launchpad_bind_address`). Raises `DistributedRunError` naming the node that failed. The
-    program is stopped, and its processes gone, in every case."""
+    `bind_address` (checked by `launcher.run_distributed`: `check_launchpad_bind_address`). Raises
+    `DistributedRunError` naming the node that failed. The program is stopped, and its processes gone, in every
+    case."""
     import launchpad as lp
     from launchpad.launch.run_locally import launch_local_output_to_files
 

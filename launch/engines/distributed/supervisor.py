@@ -24,7 +24,7 @@ from launch.experiments.config import ExperimentConfig
 from launch.experiments.interrupts import StopRequests
 from launch.experiments.summaries import make_tracker, run_summary, write_summary
 from launch.lifecycle.checkpoints import RunLifecycle
-from launch.lifecycle.run_directory import FAILURES_DIR, RunOptions, record_failure, write_config
+from launch.lifecycle.run_directory import FAILURES_DIR, RunOptions, record_failure, write_config, write_failure_file
 
 
 class DistributedRunError(RuntimeError):
@@ -41,7 +41,8 @@ def prepare_run_directory(
 ) -> ExperimentConfig:
     """Checks the run directory (another run's checkpoints are refused), writes `run_options.json` (which nodes
     read) and `config.json`, cuts the logs back when resuming (else removes an earlier launch's), and clears what
-    an earlier launch left for the launcher to read. Returns `config` with an absolute `run_dir`, the one every node is given."""
+    an earlier launch left for the launcher to read. Returns `config` with an absolute `run_dir`, the one every
+    node is given."""
     if not config.run_dir:
         raise ValueError("A distributed run needs config.run_dir: nodes report progress, logs and failures there.")
     if config.stop_at_average_return is not None and not config.evaluation_every:
@@ -79,7 +80,7 @@ def conclude(
     for name, why in dict(engine_failures).items():
         if name not in failures:  # a node that died without a word: its failure file says what the engine saw
             failures[name] = why
-            _write_failure(config.run_dir, name, why)
+            write_failure_file(config.run_dir, name, why)
     records = [{"name": name, "file": os.path.join(config.run_dir, FAILURES_DIR, f"{name}.txt"),
                 "error": text.strip().splitlines()[-1] if text.strip() else ""} for name, text in failures.items()]
     summary = summarize(config, config.run_dir, num_actors, launch_type, wall, stop, failures=records, **extra)
@@ -92,15 +93,6 @@ def conclude(
             summary=summary,
         )
     return summary
-
-
-def _write_failure(run_dir: str, name: str, text: str) -> None:
-    try:
-        os.makedirs(os.path.join(run_dir, FAILURES_DIR), exist_ok=True)
-        with open(os.path.join(run_dir, FAILURES_DIR, f"{name}.txt"), "w") as f:
-            f.write(text)
-    except OSError as error:  # the summary still names the node
-        print(f"[distributed] could not write the failure file of node {name!r}: {error}", flush=True)
 
 
 def checkpoint_before_stopping(checkpoint: Callable[[], Optional[str]], run_dir: str, why: str) -> Optional[str]:
