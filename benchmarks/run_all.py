@@ -5,9 +5,10 @@
     python benchmarks/run_all.py --full       # longer loops, more repeats, 3 seeds
     python benchmarks/run_all.py --quick --only env_loop_overhead replay_throughput
 
-Each benchmark runs in its own process (a failure is reported and the others still run); the SBX side of
-time_to_solve runs in the benchmark venv given by --sbx-python, and the benchmarks of `LATEST_STACK` (jaxmarl
-needs Python >= 3.11) in the latest stack's venv, --latest-python, where it exists.
+Each benchmark runs in its own process (a failure is reported and the others still run), on today's stack (this
+interpreter) unless it is one of `CLASSIC_STACK`: those measure Reverb, Launchpad or the --replay reverb baseline,
+and run in the classic stack's venv, --classic-python (`make venv-launchpad`). The SBX side of time_to_solve runs
+in the benchmark venv given by --sbx-python.
 """
 
 import argparse
@@ -40,7 +41,8 @@ BENCHMARKS = [
     "multiagent_inference",
     "anakin_ippo",
 ]
-LATEST_STACK = ("anakin_ippo",)
+CLASSIC_STACK = ("replay_throughput", "startup_time", "step_profile", "batched_acting", "distributed_scaling",
+                 "engine_overhead", "central_inference", "multiagent_inference")
 # Informative only (no goal), and each several programs or many processes long: full mode runs them, quick mode
 # (`make bench`, < 15 minutes from a fresh clone) only when named with --only.
 FULL_ONLY = ("central_inference", "multiagent_inference")
@@ -53,7 +55,7 @@ def main(argv=None):
     mode.add_argument("--full", action="store_true")
     parser.add_argument("--only", nargs="*", choices=BENCHMARKS, default=None)
     parser.add_argument("--sbx-python", default=os.path.join(ROOT, ".venv-bench", "bin", "python"))
-    parser.add_argument("--latest-python", default=os.path.join(ROOT, ".venv-latest", "bin", "python"))
+    parser.add_argument("--classic-python", default=os.path.join(ROOT, ".venv-launchpad", "bin", "python"))
     parser.add_argument("--out", default=RESULTS_DIR)
     args = parser.parse_args(argv)
     quick = not args.full
@@ -63,9 +65,7 @@ def main(argv=None):
     start = time.perf_counter()
     failed = []
     for name in names:
-        python = sys.executable
-        if name in LATEST_STACK and os.path.exists(args.latest_python):
-            python = args.latest_python
+        python = args.classic_python if name in CLASSIC_STACK else sys.executable
         command = [python, os.path.join(ROOT, "benchmarks", f"{name}.py"), "--out", args.out]
         command += ["--quick"] if quick else []
         command += ["--sbx-python", args.sbx_python] if name == "time_to_solve" else []

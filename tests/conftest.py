@@ -61,9 +61,6 @@ def dqn_cartpole_expert(tmp_path_factory):
     """(run directory, summary) of DQN trained on CartPole-v1 to a 20-episode average of 490: seed 0, on the seeded
     local replay, so the same run every time. The DQN learning test checks it; the offline tests record its expert
     episodes. Tests reading it carry `stack.DQN_EXPERT_GROUP`, so that one pytest-xdist worker trains it once."""
-    from stack import require
-
-    require("reverb")
     from launch import make_experiment_config, run_single_process
 
     run_dir = tmp_path_factory.mktemp("dqn-cartpole-expert") / "run"
@@ -72,6 +69,15 @@ def dqn_cartpole_expert(tmp_path_factory):
         stop_at_average_return=490.0, progress_period_s=30.0, replay="local",
     )
     return run_dir, run_single_process(config)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """Tells `stack.require` which test is running (before any fixture of it is set up, module-scoped ones too): a
+    classic package is refused to a test not marked classic."""
+    import stack
+
+    stack.current_test = item
 
 
 @pytest.fixture(autouse=True)

@@ -79,7 +79,6 @@ CQL_STEPS, CQL_THRESHOLD, CQL_OVERRIDES = 1500, -450.0, ()
 def test_continuous_cql_learns_pendulum_from_expert_and_random_data(tmp_path, monkeypatch):
     from stack import require
 
-    require("reverb")
     import minari
 
     from launch import make_experiment_config, run_single_process

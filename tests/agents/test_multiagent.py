@@ -243,6 +243,7 @@ def test_multiagent_agents_fit_the_mpe_environments_their_specs_allow():
                                   inference="central").inference == "central"
 
 
+@pytest.mark.classic
 @pytest.mark.parametrize("agent, launch, environment", [
     ("ippo", "local_mt", "mpe/simple_spread_v3"),
     pytest.param("mappo", "local_mp", "mpe/simple_spread_v3", marks=long_test),
@@ -265,7 +266,6 @@ def test_multiagent_agents_run_as_distributed_programs(agent, launch, environmen
 def test_a_multiagent_run_resumes_and_its_snapshot_plays_back_into_a_gif(tmp_path):
     """As a person would: train IPPO on simple_spread in one process, resume it to a larger budget, then
     `launch.cli.evaluate` its snapshot with a video. The summary, CSV and evaluation carry each agent's return."""
-    require("reverb")  # the seeded local replay keeps Reverb's item and rate-limiter types
     from run_helpers import command_line, csv_column, summary_line
 
     from acmelike.snapshots import environment_spec_from_json, environment_spec_to_json

@@ -76,7 +76,6 @@ def test_conservative_penalty_is_logsumexp_minus_the_data_action():
 def recorded(tmp_path_factory, dqn_cartpole_expert):
     from tests.stack import require
 
-    require("reverb")
     import minari
 
     from launch.cli.record import record

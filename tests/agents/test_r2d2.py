@@ -3,6 +3,7 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from acmelike.losses import sequence_priority, transformed_n_step_double_q_loss
 from acmelike.specs import EnvironmentSpec
@@ -110,6 +111,7 @@ def test_burn_in_steps_get_no_gradient():
                           loss_of(sample.data.observation, sample.data.extras["core_state"]))
 
 
+@pytest.mark.classic
 def test_replay_stores_the_state_that_chose_each_sequences_first_action():
     """Through the builder's real table and adder: every sampled sequence's first `core_state` is the LSTM state
     the actor had when it chose that step's action (stepped from its episode's start), zeros on padding steps."""

@@ -68,6 +68,7 @@ RUN_ELSEWHERE_IN_CI = {"td3", "d4pg", "mpo", "ppo"}
 
 
 # The program script builds single-agent fakes; multi-agent agents run as programs in tests/agents/test_multiagent.py.
+@pytest.mark.classic
 @pytest.mark.parametrize("name", [
     pytest.param(name, marks=long_test) if name in RUN_ELSEWHERE_IN_CI else name for name in online_agents()
     if not agent_definition(name).multiagent

@@ -10,10 +10,6 @@ about 22.
 import importlib.util
 import pathlib
 
-from stack import require
-
-require("reverb")  # the builder's tables are Reverb's, served here by the seeded local replay
-
 TUTORIAL = pathlib.Path(__file__).resolve().parents[2] / "docs" / "tutorial" / "my_agent.py"
 TARGET = 150.0
 BUDGET = 30_000

@@ -11,6 +11,7 @@ import pytest
 from program_launcher import Launcher, line_after
 from stack import long_test, require
 
+pytestmark = pytest.mark.classic
 require("launchpad")
 
 NETWORK = {"dqn": "q_network", "r2d2": "network"}  # the policy network each agent's `networks` holds

@@ -59,7 +59,6 @@ def test_unknown_environment_suggests_only_environments_that_fit_the_agent():
 
 
 def test_single_process_run_ends_with_json_and_evaluator_rows(tmp_path):
-    require("reverb")
     result = _launch("--agent", "dqn", "--env", "CartPole-v1", "--steps", 1500, "--eval-every", 500,
                      "--config", "min_replay_size=200", "--run-dir", tmp_path / "run")
     assert result.returncode == 0, result.stderr[-3000:]
@@ -79,7 +78,6 @@ def _native_environment(seed):
 
 
 def test_dqn_trains_on_a_native_dm_env_environment_with_int64_actions_without_a_wrapper(tmp_path):
-    require("reverb")
     from launch import make_experiment_config, run_single_process
 
     config = make_experiment_config(
@@ -92,7 +90,6 @@ def test_dqn_trains_on_a_native_dm_env_environment_with_int64_actions_without_a_
 
 
 def test_run_single_process_hands_back_the_trained_policy(tmp_path):
-    require("reverb")
     from launch import make_experiment_config, run_single_process
 
     config = make_experiment_config(
@@ -112,7 +109,6 @@ def test_run_single_process_hands_back_the_trained_policy(tmp_path):
 
 
 def test_a_single_process_run_leaves_no_temporary_directory_behind(tmp_path):
-    require("reverb")
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     result = subprocess.run(

@@ -9,6 +9,7 @@ import pytest
 from program_launcher import Launcher, line_after
 from stack import long_test, require
 
+pytestmark = pytest.mark.classic
 require("launchpad")
 
 def test_node_graph_lists_nodes_groups_and_handles(tmp_path):

@@ -11,7 +11,6 @@ from stack import require
 
 @pytest.mark.parametrize("signal_number, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"])
 def test_signal_ends_a_single_process_run_with_an_interrupted_summary(signal_number, code, tmp_path):
-    require("reverb")
     run_dir = tmp_path / "run"
     launcher = Launcher("--agent", "dqn", "--env", "CartPole-v1", "--steps", 1_000_000, "--progress-seconds", 0.5,
                         run_dir=run_dir, command_line=True, own_process_group=True, separate_stderr=True)
@@ -34,6 +33,7 @@ def _actor_steps(run_dir) -> int:
         return 0
 
 
+@pytest.mark.classic
 def test_ctrl_c_to_the_process_group_stops_a_local_mp_program_within_the_grace_period(tmp_path):
     require("launchpad")
     run_dir = tmp_path / "run"

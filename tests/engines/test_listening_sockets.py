@@ -84,6 +84,7 @@ def _check_finished(launcher, steps: int) -> dict:
     return summary
 
 
+@pytest.mark.classic
 @pytest.mark.parametrize("launch_type", ["local_mp", "local_mt"])
 def test_a_launchpad_program_listens_on_loopback_only(launch_type, tmp_path):
     """local_mp: a process per node, started with the library in their environment; local_mt: every node's server
@@ -99,6 +100,7 @@ def test_a_launchpad_program_listens_on_loopback_only(launch_type, tmp_path):
     assert launcher.left_behind() == []
 
 
+@pytest.mark.classic
 @pytest.mark.alone  # Ray's port allocation races under load (tests/engines/test_ray.py)
 def test_a_ray_program_listens_on_loopback_only(tmp_path):
     require("reverb")
@@ -114,6 +116,7 @@ def test_a_ray_program_listens_on_loopback_only(tmp_path):
     assert launcher.left_behind() == []
 
 
+@pytest.mark.classic
 def test_a_single_process_run_with_reverb_listens_on_loopback_only(tmp_path):
     require("reverb")
     launcher = Launcher("--agent", "dqn", "--env", "CartPole-v1", "--replay", "reverb", "--steps", 2000,
@@ -125,6 +128,7 @@ def test_a_single_process_run_with_reverb_listens_on_loopback_only(tmp_path):
     assert _not_loopback(sockets) == []
 
 
+@pytest.mark.classic
 def test_bind_address_given_is_the_address_the_servers_listen_on(tmp_path):
     require("reverb")
     launcher = Launcher("--agent", "dqn", "--env", "CartPole-v1", "--replay", "reverb", "--steps", 1500,

@@ -10,7 +10,6 @@ NOTEBOOKS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path
 
 
 def test_quickstart_notebook_executes(tmp_path):
-    require("reverb")
     require("nbclient")  # the `notebook` extra
     run_dir = tmp_path / "run"
     elsewhere = tmp_path / "cwd"

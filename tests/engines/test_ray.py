@@ -19,6 +19,7 @@ import pytest
 from program_launcher import Launcher, last_json_line, line_after
 from stack import long_test, require
 
+pytestmark = pytest.mark.classic
 require("reverb")
 require("ray")
 

@@ -33,7 +33,6 @@ def _run(out, runs, *extra):
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     """The tiny suite run once (both cells at once): (out, runs, stdout)."""
-    require("reverb")  # the cells train in one process with --replay local, whose tables live in acmelike.replay
     out, runs = tmp_path_factory.mktemp("results"), tmp_path_factory.mktemp("runs")
     return str(out), str(runs), _run(str(out), str(runs), "--jobs", "2")
 

@@ -89,7 +89,7 @@ class Replay:
             self.client.reset(name)
 
 
-@pytest.fixture(scope="module", params=["reverb", "local"])
+@pytest.fixture(scope="module", params=[pytest.param("reverb", marks=pytest.mark.classic), "local"])
 def server(request):
     tables = {
         name: TableSpec(name=name, sampler="fifo", max_size=1000, max_times_sampled=1, rate_limiter=min_size(1),

@@ -33,7 +33,7 @@ EXAMPLES = settings(max_examples=300, deadline=None, database=None, suppress_hea
 TABLES = ("nstep", "sequence", "episode")
 
 
-@pytest.fixture(scope="module", params=["reverb", "local"])
+@pytest.fixture(scope="module", params=[pytest.param("reverb", marks=pytest.mark.classic), "local"])
 def client(request):
     tables = [queue_table(name=name, max_size=100_000, signature=None) for name in TABLES]
     if request.param == "local":

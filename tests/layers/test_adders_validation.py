@@ -14,6 +14,7 @@ import pytest
 from dm_env import specs
 from stack import require
 
+pytestmark = pytest.mark.classic
 reverb = require("reverb")
 
 from acmelike.adders import (  # noqa: E402

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from stack import require
 
+pytestmark = pytest.mark.classic
 reverb = require("reverb")
 
 from acmelike.actors import BatchedActor, GenericActor, categorical_policy_core, epsilon_greedy_core

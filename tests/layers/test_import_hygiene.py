@@ -93,6 +93,7 @@ def test_pure_jax_layer_imports_no_tensorflow_reverb_or_launchpad(module):
     assert _pure_jax_imports()[module] == [], f"{module} must not import {HEAVY}"
 
 
+@pytest.mark.classic
 def test_the_check_detects_a_heavy_import():
     # Guards the guard: a module that does import Reverb is reported, and so is one checked later that imports
     # it again (a refused import is not cached), while a pure module checked between them is not.
@@ -102,6 +103,7 @@ def test_the_check_detects_a_heavy_import():
     assert found["acmelike.losses"] == [], found
 
 
+@pytest.mark.classic
 def test_rlax_layers_load_after_tensorflow():
     # tfp 0.25 refuses to load after TensorFlow 2.8; acmelike._jax_probability must make the order irrelevant.
     require("tensorflow")

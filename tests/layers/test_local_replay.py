@@ -156,6 +156,7 @@ def test_client_api_server_info_and_reset():
 # Rate limiting and queues, against Reverb ------------------------------------------------------------------
 
 
+@pytest.mark.classic
 def test_rate_limiter_verdicts_match_reverb():
     """The same factories' tables in a reverb.Server and a LocalReplay, driven through the same random sequence of
     inserts and samples (each only when allowed): can_insert and can_sample agree after every step."""
@@ -343,6 +344,7 @@ def vector_timesteps(lengths, num_steps):
     return stream
 
 
+@pytest.mark.classic
 def test_batched_adder_writes_the_items_it_writes_to_reverb():
     """BatchedAdder (2 sub-environments with staggered episodes, 2-step transitions) into both backends."""
     tables = batched_tables(

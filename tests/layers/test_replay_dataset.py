@@ -7,8 +7,10 @@ import os
 import time
 
 import numpy as np
+import pytest
 from stack import require
 
+pytestmark = pytest.mark.classic
 reverb = require("reverb")
 tf = require("tensorflow")
 

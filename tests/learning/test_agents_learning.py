@@ -12,8 +12,6 @@ import os
 import pytest
 from stack import DQN_EXPERT_GROUP, require
 
-require("reverb")  # the builders' tables are Reverb's, served by the local replay
-
 from launch import make_experiment_config, run_single_process  # noqa: E402
 
 TARGET = 400.0

@@ -5,8 +5,6 @@ import json
 
 from stack import require
 
-require("reverb")  # agents train through an in-process Reverb server
-
 from launch import make_experiment_config, run_single_process  # noqa: E402
 
 TARGET = 400.0

@@ -20,8 +20,6 @@ import pytest
 from program_launcher import Launcher, last_json_line
 from stack import long_test, require
 
-require("reverb")
-
 from launch import make_experiment_config, run_single_process  # noqa: E402
 
 TARGET = -250.0
@@ -60,6 +58,7 @@ def test_agent_learns_pendulum(agent, budget, overrides):
     assert summary["learner_steps"] > 0
 
 
+@pytest.mark.classic
 @long_test  # CI's distributed learning run is local_mp DQN (tests/test_distributed.py)
 def test_sac_learns_pendulum_as_a_local_mp_program_with_two_actors(tmp_path):
     require("launchpad")

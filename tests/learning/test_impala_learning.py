@@ -15,6 +15,7 @@ with 2 actors ended at an average of 500 (475 first reached at 105.8k steps) in 
 
 import json
 
+import pytest
 from program_launcher import Launcher, line_after
 from stack import long_test, require
 
@@ -25,7 +26,6 @@ BUDGET = 300_000
 
 
 def test_impala_learns_cartpole_single_process(tmp_path):
-    require("reverb")
     from launch import run_single_process
 
     config = make_experiment_config(
@@ -39,6 +39,7 @@ def test_impala_learns_cartpole_single_process(tmp_path):
     assert summary["env_steps"] <= BUDGET + 500, summary
 
 
+@pytest.mark.classic
 @long_test
 def test_impala_learns_cartpole_as_a_local_mp_program(tmp_path):
     require("launchpad")

@@ -16,7 +16,6 @@ import json
 import pytest
 from stack import long_test, require
 
-require("reverb")  # the builders' tables are Reverb's, served by the local replay
 pytest.importorskip("mpe2")
 
 from launch import make_experiment_config, run_single_process  # noqa: E402

@@ -18,7 +18,6 @@ BUDGET = 40_000
 
 
 def test_muzero_learns_cartpole(tmp_path):
-    require("reverb")  # the builder's tables are Reverb's, served by the local replay
     from launch import run_single_process
 
     config = make_experiment_config(

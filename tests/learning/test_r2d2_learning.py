@@ -18,7 +18,6 @@ BUDGET = 150_000
 
 
 def test_r2d2_learns_cartpole_without_velocities(tmp_path):
-    require("reverb")
     from launch import run_single_process
 
     config = make_experiment_config(

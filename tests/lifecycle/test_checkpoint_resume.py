@@ -10,8 +10,6 @@ import pytest
 
 from tests.stack import require
 
-require("reverb")
-
 from tests.run_helpers import REPO, SMALL_DQN, command_line, csv_column, environment, launch_command, summary_line  # noqa
 from tests.tensorboard_events import read_scalars, session_starts  # noqa: E402
 

@@ -18,6 +18,7 @@ import pytest
 from program_launcher import Launcher
 from stack import long_test, require
 
+pytestmark = pytest.mark.classic
 require("launchpad")
 pytestmark = long_test
 

@@ -12,8 +12,10 @@ import os
 import signal
 
 from program_launcher import Launcher, last_json_line
+import pytest
 from stack import long_test, require
 
+pytestmark = pytest.mark.classic
 require("launchpad")
 
 from run_helpers import SMALL_DQN  # noqa: E402

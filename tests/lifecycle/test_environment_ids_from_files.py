@@ -29,7 +29,6 @@ def test_ids_naming_a_module_are_refused_with_the_source_and_the_way_out():
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory):
     """A short DQN run with a snapshot and a config.json."""
-    require("reverb")
     run_dir = str(tmp_path_factory.mktemp("ids") / "run")
     result = command_line("--agent", "dqn", "--env", "CartPole-v1", "--steps", 400, "--replay", "local",
                           "--run-dir", run_dir, *SMALL_DQN)
@@ -99,7 +98,6 @@ def test_a_config_json_naming_a_module_is_refused_on_resume(finished_run, tmp_pa
 
 def test_the_same_id_typed_on_the_command_line_is_imported(tmp_path, monkeypatch):
     """The refusals above are not an accident of the planted module being unimportable: typed, it imports."""
-    require("reverb")
     name = "acmelike_planted_typed"
     marker = _plant(tmp_path, monkeypatch, name)
     result = command_line("--agent", "dqn", "--env", f"{name}:CartPole-v1", "--steps", 50, "--replay", "local",

@@ -41,7 +41,6 @@ def _failed(result: subprocess.CompletedProcess, run_dir, *texts: str, written: 
 
 
 def test_a_nan_loss_ends_a_single_process_run_with_a_failed_summary(tmp_path):
-    require("reverb")
     run_dir = tmp_path / "run"
     result = command_line("--agent", "dqn", "--env", "CartPole-v1", "--steps", 3000, "--replay", "local", *TINY_DQN,
                           *NAN_DQN, "--run-dir", run_dir)
@@ -99,7 +98,6 @@ def _check_disk_full(summary: dict, run_dir) -> None:
 
 
 def test_a_full_disk_during_a_periodic_save_ends_a_single_process_run_with_a_failed_summary(tmp_path, monkeypatch):
-    require("reverb")
     _full_after_first_save(monkeypatch)
     run_dir = tmp_path / "run"
     result = command_line("--agent", "dqn", "--env", "CartPole-v1", "--steps", 100_000, "--replay", "local",
@@ -120,7 +118,6 @@ def test_a_full_disk_during_a_periodic_save_ends_an_anakin_run_with_a_failed_sum
 def test_a_disk_that_fills_up_ends_the_run_with_a_failed_summary_saying_how_much_is_free(tmp_path):
     """A real full disk: a 2 MB tmpfs (as root; skipped where it cannot be mounted). Where it fills up varies (the
     replay's copy, orbax's arrays, a log), and so does the error's type; each says where and how much."""
-    require("reverb")
     disk = tmp_path / "disk"
     disk.mkdir()
     mount = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(disk)], capture_output=True,
@@ -179,7 +176,6 @@ def test_a_new_run_in_a_read_only_directory_prints_its_failed_summary_and_says_w
 
 
 def test_resuming_a_run_whose_directory_went_read_only_prints_its_failed_summary(tmp_path):
-    require("reverb")
     run_dir = tmp_path / "run"
     first = command_line("--agent", "dqn", "--env", "CartPole-v1", "--steps", 300, "--replay", "local", *TINY_DQN,
                          "--run-dir", run_dir)
@@ -197,7 +193,6 @@ def test_resuming_a_run_whose_directory_went_read_only_prints_its_failed_summary
 def test_a_replay_that_fails_to_restore_ends_the_resume_with_a_failed_summary(tmp_path, monkeypatch):
     """Whatever escapes a checkpoint's reader (a checkpoint the manifest check finds unreadable is refused, exit 2,
     or skipped: tests/lifecycle/test_checkpoint_fallback.py) ends as a summary too."""
-    require("reverb")
     from acmelike.replay.local import LocalReplay
 
     run_dir = tmp_path / "run"

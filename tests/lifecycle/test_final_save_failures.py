@@ -27,7 +27,6 @@ def _check_the_failure_is_reported(code: int, stdout: str, run_dir) -> None:
 
 
 def test_a_single_process_run_whose_final_save_fails_says_so_and_exits_1(tmp_path, capsys, monkeypatch):
-    require("reverb")
     monkeypatch.setattr(Checkpointer, "save", _failing_save)
     run_dir = tmp_path / "run"
     code = main(["--agent", "dqn", "--env", "CartPole-v1", "--steps", "200", "--config", "min_replay_size=50",

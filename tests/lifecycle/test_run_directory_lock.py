@@ -95,7 +95,6 @@ def test_the_lock_file_is_no_earlier_run_and_outlives_overwrite(tmp_path):
 
 
 def test_a_resume_while_the_run_goes_on_is_refused_and_after_kill_9_it_continues(tmp_path):
-    require("reverb")
     run_dir = tmp_path / "run"
     running = Launcher("--agent", "dqn", "--env", "CartPole-v1", "--steps", 1_000_000, "--replay", "local",
                        "--config", "hidden_sizes=16", "--config", "min_replay_size=100", "--checkpoint-every", 0.01,

@@ -26,7 +26,6 @@ STEPS, EVALUATION_EPISODES = 2500, 5
 def trained_run(tmp_path_factory):
     """A short DQN run whose only evaluation round comes after its last training episode (so the final
     snapshot holds exactly the parameters the evaluator ran), with TensorBoard on."""
-    require("reverb")
     run_dir = str(tmp_path_factory.mktemp("snapshot") / "run")
     # In this process: the runner closes its loggers at the end, so the TensorBoard events are on disk after it.
     result = command_line("--agent", "dqn", "--env", "CartPole-v1", "--steps", STEPS, "--eval-every", STEPS,
@@ -138,7 +137,6 @@ def test_environment_specs_round_trip_through_json():
 def test_a_hand_built_experiment_config_snapshots_and_evaluates(tmp_path):
     """An ExperimentConfig built by hand (no command line, no make_experiment_config) with a run directory: it
     trains, its final snapshot names the agent by its registry name, and `launch.cli.evaluate` loads it."""
-    require("reverb")
     import functools
 
     from acmelike.wrappers import make_gymnasium_environment
