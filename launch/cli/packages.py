@@ -20,8 +20,8 @@ import gymnasium
 _THIS_PYTHON = f"Python {sys.version_info.major}.{sys.version_info.minor}"
 # dm-reverb and dm-launchpad publish wheels for Python 3.10 at the newest (docs/stacks.md).
 CLASSIC_STACK = (
-    f"which exists only for Python 3.10 (the classic stack; this is {_THIS_PYTHON}): `make venv`, then run it "
-    f"with .venv/bin/python"
+    f"which exists only for Python 3.10 (the classic stack; this is {_THIS_PYTHON}): `make venv-launchpad`, "
+    f"then run it with .venv-launchpad/bin/python"
 )
 
 

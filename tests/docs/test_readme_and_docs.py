@@ -93,8 +93,25 @@ def _commands(text):
     for block in re.findall(r"```bash\n(.*?)```", text, re.DOTALL):
         for line in block.replace("\\\n", " ").splitlines():
             command = line.split("#")[0].split("|")[0].strip()
-            if re.match(r"^(\.venv/bin/)?python -m launch\s", command):
+            if re.match(r"^(\.venv(-launchpad)?/bin/)?python -m launch\s", command):
                 yield shlex.split(command)[3:]
+
+
+@pytest.mark.parametrize("page", PAGES + sorted((ROOT / "agents").glob("*/README.md")),
+                         ids=lambda page: str(page.relative_to(ROOT)))
+def test_commands_run_by_the_stack_that_can_run_them(page):
+    """A command needing the classic stack (a Launchpad or Ray program, --replay reverb) names its venv,
+    .venv-launchpad; every other one names today's, .venv (make demo's): pasted as written, each runs."""
+    wrong = []
+    for block in re.findall(r"```bash\n(.*?)```", _text(page), re.DOTALL):
+        for line in block.replace("\\\n", " ").splitlines():
+            command = line.split("#")[0].strip()
+            venv = re.match(r"^(\.venv[\w-]*)/bin/python -m launch\s", command)
+            if venv:
+                classic = re.search(r"--launch (local_mp|local_mt|ray)\b|--replay reverb\b", command)
+                if venv.group(1) != (".venv-launchpad" if classic else ".venv"):
+                    wrong.append(command)
+    assert not wrong, f"{page.relative_to(ROOT)}: these commands name the wrong venv: {wrong}"
 
 
 def test_every_flag_has_a_line_on_the_command_line_page():
