@@ -39,7 +39,8 @@ def _load(dataset_id: str):
         raise FileNotFoundError(
             f"No local Minari dataset {dataset_id!r} at {path} (MINARI_DATASETS_PATH="
             f"{os.environ.get('MINARI_DATASETS_PATH', '<unset: ~/.minari/datasets>')}). Record one with "
-            f"`python -m launch.cli.record RUN_DIR --dataset-id {dataset_id}`; datasets are never downloaded here."
+            f"`python -m launch.cli.record RUN_DIR --dataset-id {dataset_id}` (a mix: `--policy RUN_DIR:N --policy "
+            f"random:N`); datasets are never downloaded here."
         )
     return minari.load_dataset(dataset_id)
 
