@@ -1,9 +1,15 @@
 """Launch: run an agent's builder as one process, offline, fully jitted, or unchanged as a distributed program.
 
-    config = make_experiment_config(agent="dqn", environment="CartPole-v1", max_num_actor_steps=100_000)
-    summary = run_single_process(config)
-    summary = run_distributed(config, num_actors=2, launch_type="local_mp")
+    config = make_experiment_config(agent="dqn", environment="CartPole-v1", max_num_actor_steps=100_000,
+                                    run_dir="runs/dqn")
+    summary = train(config, overwrite=True)       # as `python -m launch`: a new run, replacing what runs/dqn held
+    summary = train(config, resume=True)          # on from its latest checkpoint (--resume)
+    summary = train(config, launch="local_mp", actors=2, overwrite=True)   # the same builder, distributed
     actor = load_actor(config.run_dir)            # with a run_dir: the run's evaluation policy, no learner
+
+`train` takes every option of the command line (`RunOptions`' fields and `overwrite`) and any experiment config:
+`agent=` in `make_experiment_config` is a registered name or an `AgentDefinition` of your own, from any script.
+`run_single_process`, `run_distributed` and `run_offline` are the engines beneath it (no lock, no overwrite).
 
 Where things live:
     registry.py       the one table of agents (online, offline, Anakin forms)
@@ -45,6 +51,8 @@ _PUBLIC = {
     "make_experiment_config": "launch.experiments.make",
     "run_distributed": "launch.engines.distributed.launcher",
     "run_single_process": "launch.engines.single_process",
+    "RunOptions": "launch.lifecycle.run_directory",
+    "train": "launch.engines.train",
 }
 
 

@@ -2,6 +2,7 @@
 
     .venv/bin/python docs/tutorial/my_agent.py     # trains on CartPole-v1 in one process, prints the JSON summary
 
+`AGENT` describes it for the runners (`run_distributed.py` beside this file runs it as a distributed program).
 tests/docs/test_tutorial.py runs `train` on a short budget and checks that the agent learned.
 """
 
@@ -17,7 +18,7 @@ import optax
 
 import launch
 from acmelike.actors import epsilon_greedy_core
-from acmelike.builders import ActorLearnerBuilder, policy_extras_spec
+from acmelike.builders import ActorLearnerBuilder, AgentDefinition, policy_extras_spec
 from acmelike.config_checks import check_field
 from acmelike.learners import LearningParts
 from acmelike.losses import double_q_td_loss
@@ -49,7 +50,7 @@ class QLearningConfig:
       epsilon_final: chance of a random action after `epsilon_decay_steps` steps, in [0, 1].
       epsilon_decay_steps: actor steps over which epsilon falls linearly.
       variable_update_period: actor steps between fetches of the learner's parameters.
-      replay_table_name: name of the Reverb table.
+      replay_table_name: name of the replay table.
     """
 
     learning_rate: float = 1e-3
@@ -152,7 +153,7 @@ class QLearningBuilder(ActorLearnerBuilder):
         return epsilon_greedy_core(networks.apply, (lambda steps: 0.0) if evaluation else schedule)
 
     def make_replay_tables(self, *, environment_spec, policy):
-        from acmelike import replay  # Reverb only here: the module stays importable without it
+        from acmelike import replay  # table descriptions: no Reverb, which only a Reverb-backed runner loads
         from acmelike.adders.transition import NStepTransitionAdder
 
         c = self.config
@@ -191,11 +192,24 @@ class QLearningBuilder(ActorLearnerBuilder):
 # --8<-- [end:builder]
 
 
+# --8<-- [start:definition]
+AGENT = AgentDefinition(
+    name="qlearning",  # how logs, summaries, checkpoints and snapshots name it
+    config_class=QLearningConfig,
+    make_builder=QLearningBuilder,
+    make_networks=make_networks,
+    action_space="discrete",
+    smoke_config=dict(min_replay_size=20, hidden_sizes=(16,)),  # learns within a few hundred fake-environment steps
+)
+# --8<-- [end:definition]
+
+
 # --8<-- [start:train]
-def train(max_num_actor_steps: int = 30_000, seed: int = 0, stop_at_average_return=None, replay: str = "reverb",
+def train(max_num_actor_steps: int = 30_000, seed: int = 0, stop_at_average_return=None, replay: str = "local",
           **config_fields) -> dict:
-    """Trains the agent on CartPole-v1 in one process; returns the run's summary (a `RunResult`). `replay="local"`:
-    the seeded in-process replay, which makes two runs of one seed the same run."""
+    """Trains the agent on CartPole-v1 in one process; returns the run's summary (a `RunResult`). `replay="local"`
+    (the default): the seeded in-process replay, which makes two runs of one seed the same run; "reverb" (the
+    classic stack): an embedded Reverb server, as distributed programs use."""
     config = QLearningConfig(**config_fields)
     experiment = launch.ExperimentConfig(
         builder=QLearningBuilder(config),

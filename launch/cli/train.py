@@ -39,13 +39,12 @@ from launch.cli import description
 from launch.cli.flags import DISTRIBUTED, FLAGS, refusal
 from launch.cli.packages import missing_package
 from launch.engines import bind_address
-from launch.engines.anakin import config_from_arguments, is_anakin_run, read_anakin_config, run_anakin
-from launch.engines.distributed.launcher import LAUNCH_TYPES, run_distributed
+from launch.engines.anakin import config_from_arguments, is_anakin_run, read_anakin_config
+from launch.engines.distributed.launcher import LAUNCH_TYPES
 from launch.engines.distributed.launchpad_engine import check_launchpad_bind_address
 from launch.engines.distributed.ray_engine import RayOptions, parse_resources
 from launch.engines.distributed.supervisor import DistributedRunError
-from launch.engines.offline import run_offline
-from launch.engines.single_process import run_single_process
+from launch.engines.train import train
 from launch.experiments.config import INFERENCE_MODES, MAX_SEED, REPLAY_KINDS, OfflineExperimentConfig
 from launch.experiments.make import make_agent_config, make_experiment_config, make_offline_experiment_config
 from launch.experiments.overrides import format_config_fields
@@ -54,12 +53,10 @@ from launch.experiments.presets import preset_names
 from launch.experiments.summaries import failed_summary
 from launch.lifecycle.run_directory import (
     DEFAULT_CHECKPOINT_MINUTES,
-    RunDirectoryLock,
     RunDirectoryRefused,
     RunOptions,
     check_new_run_dir,
     check_run_directory,
-    prepare_new_run_dir,
     read_run_options,
     resume_arguments,
 )
@@ -449,13 +446,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except ValueError as error:
         print(f"error: --compilation-cache: {error}", file=sys.stderr, flush=True)
         return 2
-    start, run_dir, lock = time.time(), run.config.run_dir, None
+    start, run_dir = time.time(), run.config.run_dir
     try:
-        if run_dir:
-            lock = RunDirectoryLock(run_dir)  # before the first write: RunDirectoryRefused while another run holds it
-            if not run.options.resume:  # checked again under the lock: a run racing for the directory may have won
-                prepare_new_run_dir(run_dir, run.overwrite)
-        summary = _execute(run)
+        # Under the run directory's lock (RunDirectoryRefused while another run holds it), a new run's directory is
+        # checked again: a run racing for it may have won since `plan`.
+        summary = train(run.config, overwrite=run.overwrite, ray_options=run.ray_options,
+                        **dataclasses.asdict(run.options))
     except (RunDirectoryRefused, CheckpointError) as error:  # refused before the run wrote anything
         print(f"error: {error}", file=sys.stderr, flush=True)
         return 2
@@ -465,9 +461,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except Exception as error:  # noqa: BLE001 - every error that ends a run ends it with a summary
         summary = failed_summary(_identity(run, time.time() - start), error, run_dir)
         print(f"error: {summary['error']}", file=sys.stderr, flush=True)
-    finally:
-        if lock is not None:
-            lock.release()
     print(json.dumps(dict(summary)), flush=True)
     return exit_code(summary)
 
@@ -484,17 +477,6 @@ def _identity(run: RunPlan, wall_seconds: float) -> Dict[str, Any]:
         if run.mode == "offline":
             known["dataset"] = config.dataset_name
     return {**known, "wall_seconds": round(wall_seconds, 2)}
-
-
-def _execute(run: RunPlan) -> Dict[str, Any]:
-    if run.mode == "anakin":
-        return run_anakin(run.config)
-    if run.mode == "offline":
-        return run_offline(run.config, run.options)
-    if run.mode == "single":
-        return run_single_process(run.config, run.options)
-    return run_distributed(run.config, num_actors=run.options.actors, launch_type=run.mode, options=run.options,
-                           ray_options=run.ray_options)
 
 
 def exit_code(summary: Dict[str, Any]) -> int:

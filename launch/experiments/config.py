@@ -39,6 +39,7 @@ class _AgentAccess:
     """What both configs give about their agent, read off `builder.config`."""
 
     builder: Any
+    agent_reference: Optional[str] = None  # ExperimentConfig's field (an offline run's agent is registered)
 
     @property
     def agent_config(self) -> Any:
@@ -50,25 +51,29 @@ class _AgentAccess:
         return dataclasses.asdict(self.agent_config)
 
     def check_agent_name(self) -> None:
-        """With a run directory, snapshots name the agent by `agent_name`, and loading one rebuilds the agent from
-        the registry under that name: so it must be registered, for this builder's config class. Checked when the
-        config is made, before anything is written (ValueError saying what to set)."""
+        """With a run directory, snapshots name the agent by `agent_name`, and loading one (or resuming the run)
+        rebuilds the agent from its definition: a registered agent's by that name, your own from the definition you
+        pass again (`agent_reference` records where it lives). So it must be registered, for this builder's config
+        class, or come with a reference. Checked when the config is made, before anything is written (ValueError
+        saying what to set)."""
         if not self.run_dir:
             return
         kind = type(self).__name__
         if self.agent_name not in AGENTS:
+            if self.agent_reference is not None:
+                return
             raise ValueError(
                 f"{kind}.agent_name = {self.agent_name!r} is not a registered agent, and a run with run_dir writes "
-                f"snapshots that name their agent by its registry name. Set agent_name to the registered name of "
-                f"this builder's agent (one of: {', '.join(sorted(AGENTS))}), register your agent in "
-                f"launch/registry.py, or drop run_dir."
+                f"snapshots and checkpoints that name their agent. Pass your agent's AgentDefinition to "
+                f"launch.make_experiment_config(agent=MY_AGENT, ...), which records where it lives; or set agent_name "
+                f"to a registered agent (one of: {', '.join(sorted(AGENTS))}); or drop run_dir."
             )
         expected = agent_definition(self.agent_name).config_class
-        if not isinstance(self.agent_config, expected):
+        if self.agent_reference is not None or not isinstance(self.agent_config, expected):
             raise ValueError(
-                f"{kind}.agent_name {self.agent_name!r} names an agent configured by {expected.__name__}, but the "
-                f"builder's config is a {type(self.agent_config).__name__}: a snapshot of this run could not be "
-                f"loaded. Set agent_name to the builder's own agent."
+                f"{kind}.agent_name {self.agent_name!r} names a registered agent configured by {expected.__name__}, "
+                f"but the builder is {self.agent_reference or 'configured by ' + type(self.agent_config).__name__}: "
+                f"a snapshot of this run would load the wrong agent. Give your agent a name of its own."
             )
 
 
@@ -109,6 +114,10 @@ class ExperimentConfig(_AgentAccess):
         programs always share a Reverb server, whatever this says.
       preset: the preset (`launch/presets/<name>.json`) whose values the agent's config started from; None: none.
         Recorded in config.json, so `--resume` keeps it.
+      agent_reference: for an agent of your own (an `AgentDefinition` not in `launch.registry`), where its
+        definition lives, "module:attribute" (`make_experiment_config` fills it in); None for a registered agent.
+        Recorded in config.json to say what to pass again: a run directory never names code to import, so resuming
+        such a run takes the definition from you, never from the file (docs/runs.md).
     """
 
     builder: ActorLearnerBuilder
@@ -131,6 +140,7 @@ class ExperimentConfig(_AgentAccess):
     inference_timeout_s: float = 0.002
     replay: str = "local"
     preset: Optional[str] = None
+    agent_reference: Optional[str] = None
 
     def __post_init__(self):
         for name, ok, allowed in (

@@ -13,6 +13,7 @@ networks before anything is built; each mistake is a ValueError that says what w
 
 import difflib
 import functools
+import sys
 import warnings
 from typing import Any, Callable, List, Optional, Sequence, Union
 
@@ -41,15 +42,18 @@ from launch.experiments.config import ExperimentConfig, OfflineExperimentConfig
 from launch.experiments.overrides import apply_overrides, parse_assignment
 from launch.experiments.parts import read_environment_spec
 from launch.experiments.presets import preset_overrides
-from launch.registry import agent_definition, agents_for_action_space, offline_agents, online_agents
+from launch.registry import AGENTS, agent_definition, agents_for_action_space, offline_agents, online_agents
 
 
-def make_agent_config(name: str, overrides: Sequence[str] = (), preset: Optional[str] = None,
-                      environment: Optional[str] = None):
+def make_agent_config(agent: Union[str, AgentDefinition], overrides: Sequence[str] = (),
+                      preset: Optional[str] = None, environment: Optional[str] = None):
     """The agent's default config with the preset's values for `environment` (`launch.experiments.presets`), then
     `overrides` ("field=value"), applied and validated: an override wins over the preset. ValueError naming the
-    preset if it is unknown, has no entry for the agent, or sets a field the agent's config lacks."""
-    default = agent_definition(name).config_class()
+    preset if it is unknown, has no entry for the agent, or sets a field the agent's config lacks. `agent`: a
+    registered name, or an `AgentDefinition` of your own."""
+    definition = resolve_agent(agent)
+    name = definition.name
+    default = definition.config_class()
     if preset is None:
         return apply_overrides(default, overrides)
     values = preset_overrides(preset, name, environment)
@@ -60,6 +64,36 @@ def make_agent_config(name: str, overrides: Sequence[str] = (), preset: Optional
     return apply_overrides(default, [*values, *overrides])
 
 
+def resolve_agent(agent: Union[str, AgentDefinition]) -> AgentDefinition:
+    """The registered agent named `agent`, or `agent` itself, an `AgentDefinition` (yours need not be registered).
+    ValueError if a definition of your own takes a registered agent's name."""
+    if not isinstance(agent, AgentDefinition):
+        return agent_definition(agent)
+    if agent.name in AGENTS and agent_definition(agent.name) is not agent:
+        raise ValueError(
+            f"Your AgentDefinition is named {agent.name!r}, which is a registered agent's name ({AGENTS[agent.name]}): "
+            f"snapshots and run directories name their agent, so give yours a name of its own."
+        )
+    return agent
+
+
+def definition_reference(definition: AgentDefinition) -> Optional[str]:
+    """Where an agent of your own is defined, as "module:attribute" (the module holding its builder or config
+    class, and the name it has there; for a script run as `__main__`, the script's path); None for a registered
+    agent. Only ever shown to you, never imported (a run directory does not choose code to run)."""
+    if definition.name in AGENTS:
+        return None
+    for owner in (definition.make_builder, definition.config_class, definition.make_networks):
+        module_name = getattr(owner, "__module__", None)
+        module = sys.modules.get(module_name) if module_name else None
+        names = [name for name, value in vars(module).items() if value is definition] if module else []
+        if names:
+            where = getattr(module, "__file__", module_name) if module_name == "__main__" else module_name
+            return f"{where}:{names[0]}"
+    module_name = getattr(definition.make_builder, "__module__", "<unknown module>")
+    return f"{module_name}:<an AgentDefinition named {definition.name!r}>"
+
+
 def environment_threshold(environment: str) -> Optional[float]:
     """gymnasium's `reward_threshold` for `environment`, if it defines one."""
     spec = gymnasium.envs.registry.get(environment)
@@ -68,7 +102,7 @@ def environment_threshold(environment: str) -> Optional[float]:
 
 def make_experiment_config(
     *,
-    agent: str,
+    agent: Union[str, AgentDefinition],
     environment: str,
     max_num_actor_steps: int,
     seed: int = 0,
@@ -85,7 +119,11 @@ def make_experiment_config(
     replay: str = "local",
     preset: Optional[str] = None,
 ) -> ExperimentConfig:
-    """An ExperimentConfig for a registered agent on a gymnasium environment id.
+    """An ExperimentConfig for an agent on a gymnasium environment id.
+
+    `agent` is a registered agent's name (`launch.registry`), or an `AgentDefinition` of your own, from any module
+    or script: it runs on every engine, with a run directory, checkpoints and resume, unregistered (the config's
+    `agent_reference` records where it lives; docs/tutorial.md, "Run it as a distributed program").
 
     The success threshold is `target_return` if given, else gymnasium's `reward_threshold` for the environment, else
     none.
@@ -94,7 +132,8 @@ def make_experiment_config(
     anything is built. A dm_env environment of your own comes in as `environment_factory` (seed -> environment),
     with `environment` as its name.
     """
-    definition = agent_definition(agent)
+    definition = resolve_agent(agent)
+    agent = definition.name
     if definition.offline:
         raise ValueError(
             f"{agent} learns offline, from a dataset: add --dataset ID (a local Minari dataset; "
@@ -105,7 +144,7 @@ def make_experiment_config(
             f"{agent} acts for several agents, in one environment per actor: use --num-envs 1 (there is no vector "
             f"form of the PettingZoo adapter); more environments at once: --actors N."
         )
-    agent_config = make_agent_config(agent, config_overrides, preset=preset, environment=environment)
+    agent_config = make_agent_config(definition, config_overrides, preset=preset, environment=environment)
     builder = definition.make_builder(agent_config)
     if inference == "central" and isinstance(builder, DecentralisedBuilder):
         raise ValueError(
@@ -149,6 +188,7 @@ def make_experiment_config(
         inference=inference,
         replay=replay,
         preset=preset,
+        agent_reference=definition_reference(definition),
     )
     check_agent_fits_environment(config, definition)
     return config

@@ -57,10 +57,11 @@ def check_new_run_dir(run_dir: str, overwrite: bool) -> None:
     held = _contents(run_dir)
     if not overwrite and held:
         has_run = os.path.exists(os.path.join(run_dir, "config.json"))
-        resume = f" continue its run with --resume {run_dir}," if has_run else ""
+        resume = f" continue its run with --resume {run_dir} (from Python: launch.train(config, resume=True))," \
+            if has_run else ""
         raise RunDirectoryRefused(
             f"--run-dir {run_dir} is not empty (it holds {', '.join(held[:6])}, ...):{resume} choose a new directory, "
-            f"or pass --overwrite to replace its contents."
+            f"or pass --overwrite (launch.train(config, overwrite=True)) to replace its contents."
         )
 
 
@@ -227,7 +228,8 @@ def check_run_directory(config, options: RunOptions) -> None:
     if not options.resume:
         raise CheckpointError(
             f"{config.run_dir} already holds checkpoints of a run ({latest}). Continue it with "
-            f"`python -m launch --resume {config.run_dir}`, or choose a new --run-dir."
+            f"`python -m launch --resume {config.run_dir}` (from Python: launch.train(config, resume=True)), start "
+            f"it over with --overwrite (launch.train(config, overwrite=True)), or choose a new --run-dir."
         )
 
     # The checkpoint a resume goes on from is the newest that reads back whole (`resumable_checkpoint`, when the
@@ -309,6 +311,8 @@ def write_config(config) -> None:
     else:
         data.update(max_num_actor_steps=config.max_num_actor_steps, num_envs=config.num_envs,
                     inference=config.inference, replay=config.replay, preset=config.preset)
+        if config.agent_reference is not None:  # an agent of your own: where it lives, never imported from here
+            data["agent_reference"] = config.agent_reference
     data["agent_config"] = config.agent_config_dict()
     os.makedirs(config.run_dir, exist_ok=True)
     with open(os.path.join(config.run_dir, "config.json"), "w") as f:
@@ -318,7 +322,8 @@ def write_config(config) -> None:
 def resume_arguments(run_dir: str) -> dict:
     """Keyword arguments that rebuild the run in `run_dir` from its config.json: `make_experiment_config`'s, or,
     for an offline run (its config.json names a `dataset`, and so do these arguments),
-    `make_offline_experiment_config`'s. CheckpointError naming the file if it is missing or incomplete."""
+    `make_offline_experiment_config`'s. CheckpointError naming the file if it is missing or incomplete, and for a
+    run of an agent of your own (`agent_reference`), which only your script can rebuild."""
     path = os.path.join(run_dir, "config.json")
     try:
         with open(path) as f:
@@ -327,6 +332,8 @@ def resume_arguments(run_dir: str) -> dict:
         raise CheckpointError(f"Cannot resume {run_dir}: {path} is missing (is this a run directory?).") from None
     except json.JSONDecodeError as error:
         raise CheckpointError(f"Cannot resume {run_dir}: {path} is corrupt ({error}).") from None
+    if isinstance(saved, dict) and saved.get("agent_reference"):
+        raise CheckpointError(own_agent_resume_message(run_dir, saved.get("agent"), saved["agent_reference"]))
     try:
         arguments = dict(
             agent=saved["agent"], environment=saved["env"], seed=saved["seed"], run_dir=run_dir,
@@ -344,3 +351,15 @@ def resume_arguments(run_dir: str) -> dict:
         return arguments
     except KeyError as error:
         raise CheckpointError(f"Cannot resume {run_dir}: {path} has no field {error}.") from None
+
+
+def own_agent_resume_message(run_dir: str, agent: str, reference: str) -> str:
+    """Why a run of an agent of your own (not in `launch.registry`) is resumed from Python, passing its definition
+    again: the run directory says where it lives (`reference`), and a file never chooses code to import."""
+    return (
+        f"Cannot resume {run_dir} from its directory alone: its agent {agent!r} is your own ({reference}, as "
+        f"{os.path.join(run_dir, 'config.json')} records it), and nothing read from a run directory is imported. "
+        f"Resume it from your script, passing the definition again: config = launch.make_experiment_config("
+        f"agent=<{reference}>, ..., run_dir={run_dir!r}); launch.train(config, resume=True, launch=..., actors=...) "
+        f"(docs/tutorial.md, 'Run it as a distributed program')."
+    )

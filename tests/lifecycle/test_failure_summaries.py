@@ -15,7 +15,7 @@ from run_helpers import command_line
 from stack import require
 
 from acmelike.checkpointing import Checkpointer
-from launch.cli import train
+from launch.engines import train as training  # where the command line dispatches to the engines
 from launch.experiments.config import MAX_SEED
 from launch.lifecycle.run_directory import RunOptions, write_config, write_run_options
 
@@ -221,7 +221,7 @@ def test_a_distributed_program_that_fails_ends_with_a_failed_summary(tmp_path, m
 
     run_dir = tmp_path / "run"
     arguments = ("--agent", "dqn", "--env", "CartPole-v1", "--launch", "local_mp", "--steps", 100)
-    monkeypatch.setattr(train, "run_distributed", node_failed)
+    monkeypatch.setattr(training, "run_distributed", node_failed)
     result = command_line(*arguments, "--run-dir", run_dir)
     assert result.returncode == 1
     summary = last_json_line(result.stdout)
@@ -232,7 +232,7 @@ def test_a_distributed_program_that_fails_ends_with_a_failed_summary(tmp_path, m
     def engine_failed(config, **kwargs):
         raise ConnectionError("the engine could not start")
 
-    monkeypatch.setattr(train, "run_distributed", engine_failed)
+    monkeypatch.setattr(training, "run_distributed", engine_failed)
     result = command_line(*arguments, "--run-dir", tmp_path / "other")
     summary = _failed(result, tmp_path / "other", "ConnectionError: the engine could not start")
     assert summary["launch"] == "local_mp"

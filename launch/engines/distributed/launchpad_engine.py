@@ -24,6 +24,7 @@ from typing import Any, Callable, Dict, Optional, Tuple
 from launch.engines.bind_address import DEFAULT, EVERY_INTERFACE, listen_on, resolve
 from launch.engines.distributed import nodes, supervisor
 from launch.engines.distributed.graph import REPLAY, RESTARTABLE_GROUPS, Ref, experiment_graph
+from launch.engines.distributed.import_path import node_environment
 from launch.experiments.config import ExperimentConfig
 from launch.experiments.interrupts import StopRequests
 
@@ -130,6 +131,7 @@ def run_launchpad_program(
     case."""
     import launchpad as lp
     from launchpad.launch.run_locally import launch_local_output_to_files
+    from launchpad.nodes.python.local_multi_processing import PythonProcess
 
     # local_mt's nodes serve from this process; local_mp's from the processes it starts, which inherit the setting.
     listen_on(bind_address, here=launch_type == "local_mt")
@@ -142,7 +144,11 @@ def run_launchpad_program(
         os.makedirs(logs, exist_ok=True)
         # Launchpad reads this directory once at import; each node's output goes to <run_dir>/logs/<group>_<i>.
         launch_local_output_to_files._LOGGING_DIR = logs
-        manager = lp.launch(program, launch_type=lp.LaunchType.LOCAL_MULTI_PROCESSING, terminal="output_to_files")
+        # Each node process imports what this one can: a builder from the user's own module unpickles there too.
+        environment = node_environment()
+        resources = {group: PythonProcess(env=environment) for group in program.groups}
+        manager = lp.launch(program, launch_type=lp.LaunchType.LOCAL_MULTI_PROCESSING, terminal="output_to_files",
+                            local_resources=resources)
     else:
         manager = lp.launch(program, launch_type=lp.LaunchType.LOCAL_MULTI_THREADING)
     # Installed over Launchpad's handlers (which stop every node at once): a user's signal is held back from them
@@ -167,13 +173,14 @@ def _supervise(program, manager, stop: StopRequests, run_dir: str, period_s: flo
     each node process that died (exited non-zero) without reporting why itself, and {node: restarts} (local_mp
     restarts a dead actor: `_RestartingProcess`)."""
     processes: Dict[str, Any] = {}
+    logs: Dict[str, str] = {}  # node -> its output file
 
     def write_processes():  # which process is which node, for people (and tests) who signal one
         with open(os.path.join(run_dir, PROCESSES_FILE), "w") as f:
             json.dump({name: process.pid for name, process in processes.items()}, f, indent=1)
 
     processes.update(_node_processes(program, manager, lambda: stop.requested or manager.stop_event().is_set(),
-                                     write_processes))
+                                     write_processes, logs))
     if processes:
         write_processes()
     result: Dict[str, Any] = {}
@@ -184,7 +191,8 @@ def _supervise(program, manager, stop: StopRequests, run_dir: str, period_s: flo
         except BaseException as error:  # noqa: BLE001 - handed to the main thread
             result["failure"] = error
             # Before the others end (Launchpad has just asked them to): the processes that are gone are those that died.
-            result["died"] = {name: f"Launchpad: node {name!r} (process {process.pid}) {_exit_status(code, process)}\n"
+            result["died"] = {name: f"Launchpad: node {name!r} (process {process.pid}) {_exit_status(code, process)}"
+                                    f"\n{_log_tail(logs[name])}"
                               for name, process in processes.items() if (code := process.poll())}
             manager.wait(raise_error=False)  # the manager is stopping the other nodes; wait for them too
 
@@ -222,10 +230,12 @@ def _checkpoint(learner, stop: StopRequests, timeout_s: float) -> Optional[str]:
     return None
 
 
-def _node_processes(program, manager, stopping: Callable[[], bool], on_restart: Callable[[], None]) -> Dict[str, Any]:
+def _node_processes(program, manager, stopping: Callable[[], bool], on_restart: Callable[[], None],
+                    logs: Dict[str, str]) -> Dict[str, Any]:
     """{node name: its process} of a local_mp program (empty under local_mt), each node of a `RESTARTABLE_GROUPS`
-    group now behind a `_RestartingProcess`. Launchpad 0.5.2 keeps each node's `subprocess.Popen` in its worker
-    manager under "<group>/<index>" (a private attribute: the only place that says which node a process is)."""
+    group now behind a `_RestartingProcess`; fills `logs` with {node name: its output file}. Launchpad 0.5.2 keeps
+    each node's `subprocess.Popen` in its worker manager under "<group>/<index>" (a private attribute: the only
+    place that says which node a process is)."""
     from launchpad.launch.run_locally import launch_local_output_to_files
 
     processes = {}
@@ -236,8 +246,8 @@ def _node_processes(program, manager, stopping: Callable[[], bool], on_restart: 
                 if not isinstance(worker, subprocess.Popen) or group not in program.groups:
                     continue
                 name = group if len(program.groups[group]) == 1 else f"{group}_{index}"
+                logs[name] = log = os.path.join(launch_local_output_to_files._LOGGING_DIR, title)
                 if group in RESTARTABLE_GROUPS:
-                    log = os.path.join(launch_local_output_to_files._LOGGING_DIR, title)
                     worker = workers[position] = _RestartingProcess(name, worker, log, stopping, on_restart)
                 processes[name] = worker
     return processes
@@ -292,9 +302,24 @@ class _RestartingProcess(subprocess.Popen):
         print(f"[distributed] node {self.name!r} (process {self.pid}) was killed by {signal.Signals(-code).name}: "
               f"restarting it ({self.restarts} of {NODE_RESTARTS})", flush=True)
         with open(self._log_path, "a") as log:
-            self._process = subprocess.Popen(self.args, env=dict(os.environ), stdout=log, stderr=log)
+            self._process = subprocess.Popen(self.args, env={**os.environ, **node_environment()}, stdout=log,
+                                             stderr=log)
         self._on_restart()
         raise subprocess.TimeoutExpired(self.args, timeout)
+
+
+LOG_TAIL_LINES = 12  # of a node's output, in the failure of a node that died without writing its own
+
+
+def _log_tail(path: str) -> str:
+    """The last lines of a node's output: why a node that failed before its own code ran (a module its config
+    names that does not import there, say) failed, in the run's failure summary."""
+    try:
+        with open(path, errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError as error:
+        return f"(its output {path} cannot be read: {error})\n"
+    return f"the end of its output ({path}):\n" + "\n".join(lines[-LOG_TAIL_LINES:]) + "\n"
 
 
 def _exit_status(code: int, process) -> str:
