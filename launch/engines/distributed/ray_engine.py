@@ -43,6 +43,7 @@ from launch.engines.distributed import runtime, supervisor
 from launch.experiments.config import ExperimentConfig
 from launch.experiments.interrupts import StopRequests
 from launch.engines.distributed.graph import REPLAY, RESTARTABLE_GROUPS, SERVICE, Node, Ref, experiment_graph
+from launch.engines.distributed.import_path import node_environment
 
 COORDINATOR = "coordinator"  # the driver's mailbox; hosts are named after their nodes, in the run's own namespace
 PLACEMENT_FILE = "ray_nodes.json"  # where each node runs: Ray node id, hostname, pid, that node's custom resources
@@ -375,9 +376,11 @@ def _start_ray(options: RayOptions, run_dir: str, bind_address: Optional[str]) -
     import ray
 
     # A namespace of its own: the hosts' names (the graph's node names) never meet another run's on a shared cluster.
+    # Workers import what this process can (`import_path`): a builder from the user's own module unpickles there
+    # too. On a cluster, these directories must exist on every machine (or the module be installed there).
     common = dict(
         include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING,
-        namespace=f"acmelike-{uuid.uuid4().hex[:12]}",
+        namespace=f"acmelike-{uuid.uuid4().hex[:12]}", runtime_env={"env_vars": node_environment()},
     )
     if options.address:
         listen_on(bind_address or _address_towards(options.address), here=True)
