@@ -5,7 +5,7 @@
 
 Nothing is registered or edited in the framework: the agent's `AgentDefinition` goes to `make_experiment_config`,
 and `launch.train` runs it on the engine `--launch` names (local_mp and local_mt need the classic stack's
-Launchpad; ray and single run on either stack). The node processes import `my_agent` as this script does (they get
+Launchpad; ray needs Ray installed). The node processes import `my_agent` as this script does (they get
 its import path). tests/docs/test_tutorial.py copies both files out of the repository and runs them.
 """
 
