@@ -15,8 +15,6 @@
 
 PYTHON312 ?= $(shell PYENV_VERSION=3.12.1 pyenv which python3.12 2>/dev/null || command -v python3.12 || command -v python3.13)
 PYTHON310 ?= $(shell PYENV_VERSION=3.10.13 pyenv which python3.10 2>/dev/null || command -v python3.10)
-# SBX's benchmark venv only (the torch 2.13.0 CPU file on these machines is for Python 3.11).
-PYTHON311 ?= $(shell PYENV_VERSION=3.11.7 pyenv which python3.11 2>/dev/null || command -v python3.11)
 VENV := .venv
 PY := $(VENV)/bin/python
 VENV_LAUNCHPAD := .venv-launchpad
@@ -92,15 +90,16 @@ clean:
 	rm -rf $(VENV) $(VENV_LAUNCHPAD) runs site
 
 # Benchmarks (benchmarks/README.md). Quick by default; `make bench BENCH_MODE=full` for the long run.
-# .venv-bench holds SBX, the peer library of the time-to-solve comparison: torch 2.13.0 goes in first, alone
-# (a CPU build on these machines). If it cannot be built, the benchmarks still run and say why SBX is missing.
+# .venv-bench holds SBX, the peer library of the time-to-solve comparison, on Python 3.12 as ours: torch goes in
+# first, alone (benchmarks/constraints-sbx.txt). If it cannot be built, the benchmarks still run and say why SBX is
+# missing.
 BENCH_MODE ?= quick
 VENV_BENCH := .venv-bench
 PY_BENCH := $(VENV_BENCH)/bin/python
 
 $(VENV_BENCH)/.installed: benchmarks/constraints-sbx.txt
-	@test -n "$(PYTHON311)" || { echo "Python 3.11 not found: set PYTHON311=/path/to/python3.11"; exit 1; }
-	$(PYTHON311) -m venv $(VENV_BENCH)
+	@test -n "$(PYTHON312)" || { echo "Python 3.12+ not found: set PYTHON312=/path/to/python3.12"; exit 1; }
+	$(PYTHON312) -m venv $(VENV_BENCH)
 	$(PY_BENCH) -m pip install --quiet --upgrade pip
 	$(PY_BENCH) -m pip install --quiet -c benchmarks/constraints-sbx.txt torch
 	$(PY_BENCH) -m pip install --quiet -c benchmarks/constraints-sbx.txt sbx-rl

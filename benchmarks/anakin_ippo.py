@@ -13,7 +13,7 @@ What differs by design: our stream spends one row per episode on the padding row
 per 25-step episode; rows are what `--steps` counts), and ends episodes at 25 steps where JaxMARL's step ends
 them at 26 (`acmelike/anakin/jaxmarl.py`). Rates are therefore per *environment step* on both sides.
 
-Latest stack only (jaxmarl needs Python >= 3.11): elsewhere the JSON and rows say so.
+Today's stack only (jaxmarl needs Python >= 3.11): elsewhere the JSON and rows say so.
 
     .venv-latest/bin/python benchmarks/anakin_ippo.py [--quick] [--out DIR]
 """
@@ -139,7 +139,7 @@ def main() -> None:
     try:
         import jaxmarl  # noqa: F401
     except ImportError as error:
-        reason = f"needs jaxmarl (Python >= 3.11, the latest stack: .venv-latest): {error}"
+        reason = f"needs jaxmarl (Python >= 3.11, today's stack: .venv): {error}"
         print(reason)
         payload.update(available=False, reason=reason, rows=[
             result_row("anakin_ippo_run_time", None, None, "s", None, lower_is_better=True, note=reason)])

@@ -1,7 +1,7 @@
 """SBX (the JAX Stable-Baselines) DQN or PPO on CartPole-v1 until the last 20 training episodes average >= 475,
 or SAC on Pendulum-v1 until the last 10 average >= -250.
 
-Runs in the benchmark venv (.venv-bench, Python 3.11: sbx-rl, torch CPU, latest JAX), one (agent, seed) per
+Runs in the benchmark venv (.venv-bench, Python 3.12: sbx-rl, torch on the CPU, jax 0.10), one (agent, seed) per
 process so every run pays its own JIT compilation, as ours do. Hyperparameters are rl-baselines3-zoo's
 (hyperparams/dqn.yml, ppo.yml and sac.yml; see benchmarks/README.md). `total_timesteps` is the zoo's
 `n_timesteps` except for DQN, whose zoo budget (5e4) ends before the 475 average is reached (the zoo's
