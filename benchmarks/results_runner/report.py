@@ -1,10 +1,12 @@
 """A suite's page, from every cell stored for it: `<out>/<suite>.md` and a PNG per task.
 
-The table gives, per (agent, task): the budget, the number of seeds, the final and best `return_window`-episode
-average (mean ± standard deviation over seeds), the interquartile mean with a stratified-bootstrap 95% interval
-where there are at least `MIN_SEEDS_FOR_IQM` seeds (rliable; a numpy bootstrap where rliable cannot be imported,
-said on the page), the published references with their sources, ours at each reference's step count, and whether
-that is below the reference's mean minus one standard deviation: a finding to investigate (issue 22).
+The page opens with a compact table that fits a 1,400 px window (`SUMMARY_COLUMNS`; tests/docs/test_results_pages.py
+checks its width): one row per (agent, task) with our return (greedy where measured, else final), the interquartile
+mean with a stratified-bootstrap 95% interval where there are at least `MIN_SEEDS_FOR_IQM` seeds (rliable; a numpy
+bootstrap where rliable cannot be imported, said on the page), the published references and the verdict: below the
+reference's mean minus one standard deviation is a finding to investigate (issue 22). Findings and the curves come
+next; then the detail: the full table (budget, seeds, final, best and greedy returns, ours at each reference's
+step count, the verdict in words), the references' sources, the suite's notes, the presets and one line per cell.
 """
 
 import glob
@@ -20,6 +22,9 @@ from benchmarks.results_runner.suites import Reference, Suite
 
 MIN_SEEDS_FOR_IQM = 5
 BOOTSTRAP_REPS = 10_000
+SUMMARY_COLUMNS = ("agent", "task", "return (mean ± std)", "IQM [95% CI]", "reference", "verdict")
+# Material's theme keeps the table of contents beside a page: a results page hides it, for the tables' width.
+FRONT_MATTER = ["---", "hide:", "  - toc", "---", ""]
 
 
 class Interval(NamedTuple):
@@ -157,35 +162,95 @@ def verdict(ref: Reference, records: Sequence[dict], budget: int) -> Tuple[str, 
 
 def markdown(suite: Suite, finished: Dict[Tuple[str, str], List[dict]], failed: List[dict],
              plots: Dict[str, str]) -> str:
-    lines = [f"# Results: {suite.name}", "", suite.description, ""]
-    lines += [
-        f"Written by `python -m benchmarks.results_runner --suite {suite.name}` from the cell records in "
-        f"`{suite.name}/cells/` beside this page: do not edit it by hand. Rerun or extend it with:", "",
-        "```bash",
-        f"make results SUITE={suite.name}          # every missing cell, then this page",
-        f".venv/bin/python -m benchmarks.results_runner --suite {suite.name} --agents {suite.agents[0]} "
-        f"--tasks {suite.cells[suite.agents[0]][0]} --seeds {_seed_text(suite.seeds)}",
-        "```", "",
-    ]
+    lines = [*FRONT_MATTER, f"# Results: {suite.name}", "", suite.description, ""]
+    lines += _summary(suite, finished)
+    lines += _findings(suite, finished)
+    if plots:
+        lines += ["## Curves", "", "The average of the last `return_window` training-episode returns against "
+                  "environment steps, up to our budget: each agent's mean over seeds with a ±1 std band; a diamond, "
+                  "its final policies' return without exploration (± std over seeds); a star marks a published "
+                  "reference at its step count (its bar: ± its std), a dashed line one without a step count, and a "
+                  "triangle on the right edge one measured beyond our budget (the legend gives its step count).", ""]
+        for task, path in plots.items():
+            lines += [f"![{task}]({suite.name}/{os.path.basename(path)})", ""]
+    lines += ["## Detail", "",
+              f"Written by `python -m benchmarks.results_runner --suite {suite.name}` from the cell records in "
+              f"`{suite.name}/cells/` beside this page: do not edit it by hand. Rerun or extend it with:", "",
+              "```bash",
+              f"make results SUITE={suite.name}          # every missing cell, then this page",
+              f".venv/bin/python -m benchmarks.results_runner --suite {suite.name} --agents {suite.agents[0]} "
+              f"--tasks {suite.cells[suite.agents[0]][0]} --seeds {_seed_text(suite.seeds)}",
+              "```", ""]
     if suite.extras:
         lines += [f"Needs the extra{'s' if len(suite.extras) > 1 else ''} "
                   f"{', '.join(f'`{extra}`' for extra in suite.extras)}: "
                   f"`pip install -c constraints.txt -e '.[{','.join(suite.extras)}]'`.", ""]
     lines += _table(suite, finished)
-    lines += _findings(suite, finished)
     lines += _sources(suite)
     if suite.notes:
         lines += ["## Notes", ""] + [f"- {note}" for note in suite.notes] + [""]
     lines += _presets(suite)
-    if plots:
-        lines += ["## Curves", "", "The average of the last `return_window` training-episode returns against "
-                  "environment steps: each agent's mean over seeds with a ±1 std band; a diamond, its final policies' "
-                  "return without exploration (± std over seeds); a star marks a published reference at its step "
-                  "count (its bar: ± its std), a dashed line one without a step count.", ""]
-        for task, path in plots.items():
-            lines += [f"![{task}]({suite.name}/{os.path.basename(path)})", ""]
     lines += _cells(suite, finished, failed)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _summary(suite: Suite, finished) -> List[str]:
+    """The compact table: one row per (agent, task), the columns of `SUMMARY_COLUMNS`."""
+    several_sources = len(suite.sources()) > 1
+    lines = [
+        "## Returns", "",
+        "Return: the final policies' average return without exploration (greedy) where every seed has it, else the "
+        "average of the last `return_window` training episodes at the end of the budget (final); mean ± std over "
+        "seeds. IQM: the interquartile mean of the final returns over seeds, with a 95% bootstrap interval. "
+        "Verdict: ours against the reference's mean ± 1 std at its step count (the ours it names where that is "
+        "not the return beside it); **below** is a finding. The full table, sources and per-seed cells are under "
+        "[Detail](#detail).", "",
+        "| " + " | ".join(SUMMARY_COLUMNS) + " |",
+        "|" + "---|" * len(SUMMARY_COLUMNS),
+    ]
+    methods = set()
+    for agent, tasks in suite.cells.items():
+        for task_name in tasks:
+            task = suite.task(task_name)
+            records = finished.get((agent, task_name), [])
+            greedy = greedy_returns(records)
+            shown = _mean_std(greedy or [record["final_average_return"] for record in records])
+            returned = "—" if shown is None else f"{_pair(shown)} ({'greedy' if greedy else 'final'})"
+            if records and len(records) < len(suite.seeds):
+                returned += f", {len(records)} of {len(suite.seeds)} seeds"
+            iqm = "—"
+            if len(records) >= MIN_SEEDS_FOR_IQM:
+                interval = iqm_interval([record["final_average_return"] for record in records])
+                methods.add(interval.method)
+                iqm = f"{_number(interval.iqm)} [{_number(interval.low)}, {_number(interval.high)}]"
+            references = suite.references_for(agent, task_name)
+            texts, verdicts = [], []
+            for ref in references:
+                text = _reference_text(ref)
+                texts.append(text if several_sources else text.split(" [")[0])
+                ours, label = verdict(ref, records, task.steps)
+                verdicts.append(_short_verdict(ref, ours, label, shown))
+            lines.append(f"| {agent} | {task_name} ({_steps(task.steps)}) | {returned} | {iqm} | "
+                         f"{'<br>'.join(texts) or 'none published'} | {'<br>'.join(verdicts) or '—'} |")
+    lines.append("")
+    for method in sorted(methods - {"rliable"}):
+        lines += [f"IQM intervals on this page come from a {method}.", ""]
+    if not several_sources and suite.references:
+        lines += [f"References: {suite.sources()[0].key} (under [References](#references)).", ""]
+    return lines
+
+
+def _short_verdict(ref: Reference, ours: str, label: Optional[str], shown) -> str:
+    """`verdict`'s label in a few words, with the ours it was reached on where that is not the return shown."""
+    if label.startswith("no comparison"):
+        return f"not compared: reference at {_steps(ref.steps)}"
+    if label.startswith("no "):
+        return label
+    word = "**below**" if label.startswith("below") else label.split(" (")[0].replace(" the published mean", "")
+    value = ours.split(" (")[0]
+    if shown is not None and value != _pair(shown) and ref.steps is not None:
+        return f"{word}: {value} at {_steps(ref.steps)}"
+    return word
 
 
 def _seed_text(seeds: Sequence[int]) -> str:
@@ -202,7 +267,7 @@ def _table(suite: Suite, finished) -> List[str]:
     else:
         greedy_text = "Greedy: not measured in this suite."
     lines = [
-        "## Returns", "",
+        "### Every column", "",
         f"Final: the average of the last `return_window` training episodes at the end of the budget; best: the "
         f"highest such average during the run. IQM: interquartile mean over seeds with a 95% stratified-bootstrap "
         f"interval ({BOOTSTRAP_REPS} resamples), where there are at least {MIN_SEEDS_FOR_IQM} seeds. {greedy_text} "
@@ -359,12 +424,14 @@ def plot_task(suite: Suite, task_name: str, finished, path: str) -> bool:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     palette = plt.get_cmap("tab10").colors
     names = list(suite.agents) + [curve.agent for curve in stored if curve.agent not in suite.agents]
     color = {agent: palette[index % len(palette)] for index, agent in enumerate(names)}
-    figure, axes = plt.subplots(figsize=(7.5, 4.5))
+    figure, axes = plt.subplots(figsize=(10, 4.5))
     task = suite.task(task_name)
+    right = task.steps * 1.02  # the axis ends at our budget: a reference measured later is marked on its edge
     for agent in agents:
         records = finished[(agent, task_name)]
         steps = np.asarray(records[0]["curve"]["steps"])
@@ -385,17 +452,22 @@ def plot_task(suite: Suite, task_name: str, finished, path: str) -> bool:
             label = f"{agent}: {ref.source.key}, {_reference_text(ref).split(' [')[0]}"
             if ref.steps is None:
                 axes.axhline(ref.mean, color=color[agent], linestyle="--", linewidth=1, label=label)
+            elif ref.steps > right:
+                axes.plot([right], [ref.mean], color=color[agent], marker=">", markersize=10, linestyle="none",
+                          clip_on=False, label=f"{label} (beyond this axis)")
             else:
                 axes.errorbar([ref.steps], [ref.mean], yerr=[[ref.std or 0.0], [ref.std or 0.0]], color=color[agent],
                               marker="*", markersize=12, capsize=4, linestyle="none", label=label)
     for curve in stored:
         steps, values = _read_stored(curve)
         axes.plot(steps, values, color=color[curve.agent], linestyle=":", label=curve.label)
+    axes.set_xlim(0, right)
+    axes.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: _steps(int(x)) if x else "0"))
     axes.set_xlabel("environment steps")
     axes.set_ylabel(f"average return (last {task.return_window} episodes)")
     axes.set_title(f"{suite.name}: {task_name}")
     axes.grid(alpha=0.3)
-    axes.legend(fontsize=7, loc="best")
+    axes.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)  # beside the curves
     figure.tight_layout()
     figure.savefig(path, dpi=100)
     plt.close(figure)
