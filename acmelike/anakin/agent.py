@@ -12,7 +12,7 @@ row); `outputs.learned` and `outputs.metrics` (the update's scalars) have no axi
 """
 
 import dataclasses
-from typing import Any, Callable, Dict, NamedTuple
+from typing import Any, Callable, Dict, NamedTuple, Tuple
 
 import jax
 import jax.numpy as jnp
@@ -38,6 +38,7 @@ class AnakinAgent:
     rows_per_env: int  # rows each environment writes per iteration
     policy_params: Callable[[Any], Any]  # carry -> the acting policy's parameters
     config: Any
+    loss_keys: Tuple[str, ...] = ("loss",)  # the metrics that must stay finite (every loss of the update)
 
     @property
     def rows_per_iteration(self) -> int:

@@ -5,10 +5,14 @@
 Records go into a `TrajectoryBuffer` (a time axis per environment); sampling sequences of n records and
 reducing them on the device replaces the adder's host-side n-step buffer.
 
-    recorder = TransitionRecorder(environment, policy)
-    state = recorder.init(key, num_envs)
+    recorder = TransitionRecorder(environment, policy, variable_update_period=10)
+    state = recorder.init(key, num_envs, params)
     state, records, episode_returns = recorder.unroll(params, state, key, length)   # records [B, length]
     transitions = n_step_transitions(sampled_records, discount)                     # [N, n] -> [N]
+
+The actors keep their own copy of the parameters, as a `VariableClient` does: `unroll` takes the learner's and
+the copy takes them every `variable_update_period` steps (at steps 0, period, 2 * period, ... of each
+environment), so an agent's `variable_update_period` means what it means in the other runners.
 """
 
 from typing import Any, NamedTuple
@@ -40,6 +44,8 @@ class RecorderState(NamedTuple):
     observation: jax.Array
     actor_state: Any
     returns: EpisodeReturns
+    params: Any  # the actors' copy of the learner's parameters
+    steps: jax.Array  # int32 []: steps each environment has taken
 
 
 def n_step_transitions(records: StepRecord, discount: float) -> Transition:
@@ -72,31 +78,43 @@ def n_step_transitions(records: StepRecord, discount: float) -> Transition:
 
 
 class TransitionRecorder:
-    def __init__(self, environment: JaxEnvironment, policy: ActorCore):
+    def __init__(self, environment: JaxEnvironment, policy: ActorCore, variable_update_period: int = 1):
+        if variable_update_period < 1:
+            raise ValueError(f"TransitionRecorder: variable_update_period must be >= 1, got {variable_update_period}.")
         self._policy = policy
+        self._action_dtype = environment.spec.actions.dtype
+        self._variable_update_period = variable_update_period
         self._reset = jax.vmap(environment.reset)
         self._step = jax.vmap(environment.step)
         self._select_action = jax.vmap(policy.select_action, in_axes=(None, 0, 0))
         self._get_extras = jax.vmap(policy.get_extras)
         self._on_episode_start = jax.vmap(policy.on_episode_start)
 
-    def init(self, key: jax.Array, num_envs: int) -> RecorderState:
+    def init(self, key: jax.Array, num_envs: int, params) -> RecorderState:
+        """`num_envs` environments just reset; `params` (the learner's initial parameters) is the actors' copy."""
         env_key, actor_key = jax.random.split(key)
         env_state, observation = self._reset(jax.random.split(env_key, num_envs))
         actor_state = self._on_episode_start(jax.vmap(self._policy.init)(jax.random.split(actor_key, num_envs)))
-        return RecorderState(env_state, observation, actor_state, EpisodeReturns.zeros(num_envs))
+        return RecorderState(env_state, observation, actor_state, EpisodeReturns.zeros(num_envs), params,
+                             jnp.zeros((), jnp.int32))
 
-    def record(self, params, state: RecorderState, key: jax.Array):
-        """One step of every environment (reset right after its episode's last step): returns
-        (state, StepRecord [B], episode_return [B], NaN unless an episode ended)."""
+    def record(self, learner_params, state: RecorderState, key: jax.Array):
+        """One step of every environment (reset right after its episode's last step), acting with the actors' copy
+        of the parameters, taken from `learner_params` first if a fetch is due: returns (state, StepRecord [B],
+        episode_return [B], NaN unless an episode ended)."""
         num_envs = state.observation.shape[0]
         step_key, reset_key = jax.random.split(key)
+        if self._variable_update_period == 1:
+            params = learner_params
+        else:
+            fetch = state.steps % self._variable_update_period == 0
+            params = jax.tree_util.tree_map(lambda new, old: jnp.where(fetch, new, old), learner_params, state.params)
         action, actor_state = self._select_action(params, state.observation, state.actor_state)
         env_state, timestep = self._step(jax.random.split(step_key, num_envs), state.env_state, action)
         reset_env_state, reset_observation = self._reset(jax.random.split(reset_key, num_envs))
         record = StepRecord(
             observation=state.observation,
-            action=action.astype(jnp.int32),
+            action=action.astype(self._action_dtype),
             reward=timestep.reward,
             discount=timestep.discount,
             last=timestep.last,
@@ -110,14 +128,16 @@ class TransitionRecorder:
             observation=select_envs(last, reset_observation, timestep.observation),
             actor_state=select_envs(last, self._on_episode_start(actor_state), actor_state),
             returns=returns,
+            params=params,
+            steps=state.steps + 1,
         )
         return new_state, record, episode_return
 
-    def unroll(self, params, state: RecorderState, key: jax.Array, length: int):
+    def unroll(self, learner_params, state: RecorderState, key: jax.Array, length: int):
         """`length` steps per environment: returns (state, StepRecord [B, length], episode_return [length, B])."""
 
         def body(state, key):
-            state, record, episode_return = self.record(params, state, key)
+            state, record, episode_return = self.record(learner_params, state, key)
             return state, (record, episode_return)
 
         state, (records, episode_returns) = jax.lax.scan(body, state, jax.random.split(key, length))

@@ -52,6 +52,9 @@ class FlagRule:
 
 _NO_ACTORS = "{mode} has no actor nodes: drop {flag}, or train as a distributed program (--launch local_mp)"
 _RAY_ONLY = "{flag} configures a Ray program: drop it, or use --launch ray"
+_ANAKIN_BATCH = ("Anakin's batch of environments comes from the agent's config: --config batch_size=N for PPO, IPPO "
+                 "and MAPPO; for SAC, TD3, D4PG and MPO one environment per transition an iteration inserts "
+                 "(num_sgd_steps_per_step * batch_size / samples_per_insert); DQN's is 4")
 
 FLAGS: Dict[str, FlagRule] = {
     "--agent": FlagRule(MODES),
@@ -77,8 +80,7 @@ FLAGS: Dict[str, FlagRule] = {
     "--actors": FlagRule(DISTRIBUTED, {
         "single": _NO_ACTORS,
         "offline": "an offline run has no actors: drop {flag}",
-        "anakin": "Anakin runs no actor processes: drop {flag} (its batch of environments is the agent's "
-                  "batch_size: --config batch_size=N)",
+        "anakin": "Anakin runs no actor processes: drop {flag} (" + _ANAKIN_BATCH + ")",
     }),
     "--ray-address": FlagRule(("ray",), _RAY_ONLY),
     # single: with --replay reverb; --replay local starts no server (the parser refuses the pair).
@@ -86,8 +88,7 @@ FLAGS: Dict[str, FlagRule] = {
     "--ray-resources": FlagRule(("ray",), _RAY_ONLY),
     "--ray-max-restarts": FlagRule(("ray",), _RAY_ONLY),
     "--num-envs": FlagRule(ONLINE, {
-        "anakin": "Anakin's batch of environments is the agent's batch_size: drop {flag} and set --config "
-                  "batch_size=N",
+        "anakin": _ANAKIN_BATCH + ": drop {flag}",
         "offline": "an offline run steps no environments but the evaluator's: drop {flag}",
     }),
     "--inference": FlagRule(

@@ -235,18 +235,20 @@ class _SeedLog:
         self.actor_steps, self.learner_steps = int(state["actor_steps"]), int(state["learner_steps"])
         self.tracker.restore(state["tracker"])
 
-    def add(self, outputs: IterationOutputs) -> None:
+    def add(self, outputs: IterationOutputs, loss_keys: Sequence[str] = ("loss",)) -> None:
         """This seed's outputs of one call: episode_return and real [I, K, B] (rows of iterations in order),
-        learned and metrics [I]. Raises NonFiniteLossError if an update's loss was NaN or infinite."""
+        learned and metrics [I]. Raises NonFiniteLossError if an update's loss (each of `loss_keys`) was NaN or
+        infinite."""
         episode_return, real, learned, metrics = outputs
         learned = np.asarray(learned, bool)
-        losses = np.asarray(metrics["loss"])[learned]
-        if not np.all(np.isfinite(losses)):
-            raise NonFiniteLossError(
-                f"Anakin seed {self.seed}: an update's loss became {losses[~np.isfinite(losses)][0]} after "
-                f"{self.learner_steps + int(np.argmin(np.isfinite(losses)))} updates. Lower the learning rate or "
-                f"check the environment's observations and rewards for NaN/inf."
-            )
+        for key in loss_keys:
+            losses = np.asarray(metrics[key])[learned]
+            if not np.all(np.isfinite(losses)):
+                raise NonFiniteLossError(
+                    f"Anakin seed {self.seed}: an update's {key} became {losses[~np.isfinite(losses)][0]} after "
+                    f"{self.learner_steps + int(np.argmin(np.isfinite(losses)))} updates. Lower the learning rate "
+                    f"or check the environment's observations and rewards for NaN/inf."
+                )
         steps_after_row = self.actor_steps + np.cumsum(real.reshape(-1, real.shape[-1]).sum(axis=1))
         rows, envs = np.nonzero(~np.isnan(episode_return.reshape(-1, real.shape[-1])))
         values = episode_return.reshape(-1, real.shape[-1])[rows, envs]
@@ -326,7 +328,7 @@ def run_anakin(config: AnakinConfig) -> Dict[str, Any]:
             outputs: IterationOutputs = jax.device_get(outputs)
             state.iterations += active
             for index, log in enumerate(logs):
-                log.add(jax.tree_util.tree_map(lambda x: x[index], outputs))
+                log.add(jax.tree_util.tree_map(lambda x: x[index], outputs), agent.loss_keys)
             save_checkpoint(due_only=not stop.requested)
             if config.progress_period_s and time.time() - last_print >= config.progress_period_s:
                 last_print = time.time()

@@ -24,7 +24,7 @@ SMOKE_STEPS = 200
 def _jax_environment(name: str) -> str:
     """The JAX environment an agent's Anakin form is smoke-tested on (skips where jaxmarl is missing)."""
     if not agent_definition(name).multiagent:
-        return "gymnax/CartPole-v1"
+        return "gymnax/Pendulum-v1" if agent_definition(name).action_space == "continuous" else "gymnax/CartPole-v1"
     require("jaxmarl")
     return "jaxmarl/MPE_simple_spread_v3"
 
@@ -119,8 +119,18 @@ def test_every_anakin_form_trains_fully_jitted_on_a_jax_environment(name, anakin
         assert seed_summary["agent"] == name and seed_summary["env_steps"] >= SMOKE_STEPS, seed_summary
         assert seed_summary["learner_steps"] > 0, f"{name}'s Anakin form never updated: {seed_summary}"
         with open(run_dir / f"seed_{seed_summary['seed']}" / "learner.csv") as f:
-            losses = [float(row["loss"]) for row in csv.DictReader(f)]
+            rows = list(csv.DictReader(f))
+        losses = [float(row[key]) for row in rows for key in _loss_keys(name)]
         assert losses and all(math.isfinite(loss) for loss in losses), losses
+
+
+def _loss_keys(name):
+    """The losses the agent's learning step reports (learner.csv's columns that must stay finite)."""
+    from launch.engines.anakin import make_environment
+
+    definition = agent_definition(name)
+    config = make_agent_config(name, smoke_overrides(name))
+    return definition.anakin(make_environment(_jax_environment(name)), config).loss_keys
 
 
 # Reproducibility: the same seed gives the same run, bit for bit. Columns that time the run are left out.

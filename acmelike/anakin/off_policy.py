@@ -1,0 +1,225 @@
+"""The Anakin form of an agent that learns from n-step transition replay (DQN, SAC, TD3, D4PG, MPO): one
+on-device replay, `TransitionReplay`, and `off_policy_agent`, which puts it between the agent's policy and its
+own pure `update_step`.
+
+    replay = TransitionReplay.from_config(config, num_envs=4, rows_per_env=8, priority_exponent=0.6)
+    state = replay.init(example_record)                  # empty
+    state = replay.add(state, records)                   # StepRecords [num_envs, rows_per_env]
+    sample, where = replay.sample(state, key)            # ReplaySample of batch_size n-step Transitions
+    state = replay.set_priorities(state, where, priorities)   # prioritized replay: the update's new priorities
+
+The replay is what the agent's replay table is in the other runners, field for field of its config:
+- `max_replay_size` transitions kept, `min_replay_size` before the learner samples;
+- `n_step` and `discount` as the `NStepTransitionAdder` writes them (`n_step_transitions`), episode ends included;
+- `priority_exponent` > 0 (DQN's field of that name): prioritized sampling, P(i) = p_i^alpha / sum_j p_j^alpha, new transitions at
+  priority 1.0 (the adder's), each SGD step's `extras["priorities"]` written back before the next SGD step samples;
+  `sample.info.probability` is P(i), so the update's importance weights (`importance_sampling_exponent`) correct
+  it as they correct Reverb's. 0 (SAC, TD3, D4PG, MPO have no such field): uniform;
+- `samples_per_insert`: every iteration inserts `num_envs * rows_per_env` transitions and samples
+  `num_sgd_steps_per_step * batch_size`, and the two must be in exactly that ratio (`from_config` refuses a
+  config where whole rows cannot hold it). The ratio is held exactly, so `samples_per_insert_tolerance_rate`
+  (the rate limiter's slack) never comes into play, and there is no table for `replay_table_name` to name.
+"""
+
+import dataclasses
+import math
+from typing import Any, NamedTuple, Optional
+
+import jax
+import jax.numpy as jnp
+
+from acmelike.anakin.agent import AnakinAgent, IterationOutputs, uniform_sample_info
+from acmelike.anakin.environment import JaxEnvironment
+from acmelike.anakin.trajectory_buffer import TrajectoryBuffer, TrajectoryBufferState
+from acmelike.anakin.transitions import TransitionRecorder, n_step_transitions
+from acmelike.types import ReplaySample, SampleInfo
+
+
+class ReplayState(NamedTuple):
+    buffer: TrajectoryBufferState
+    priorities: jax.Array  # [max_length, num_envs]: the priority of the transition starting at each step
+
+
+class Sampled(NamedTuple):
+    """Where a sample's transitions start in the buffer (for `set_priorities`)."""
+
+    times: jax.Array  # [batch] int32
+    envs: jax.Array  # [batch] int32
+
+
+@dataclasses.dataclass(frozen=True)
+class TransitionReplay:
+    """n-step transitions of `num_envs` environments on the device, sampled uniformly or by priority.
+
+    Attributes:
+      buffer: the steps, time-major (`TrajectoryBuffer`, sequences of `n_step` steps).
+      discount: gamma per step, folded into each transition's discount.
+      batch_size: transitions per sample.
+      priority_exponent: alpha of prioritized sampling; 0: uniform.
+    """
+
+    buffer: TrajectoryBuffer
+    discount: float
+    batch_size: int
+    priority_exponent: float = 0.0
+
+    @classmethod
+    def from_config(cls, config, num_envs: int, rows_per_env: int, priority_exponent: float = 0.0
+                    ) -> "TransitionReplay":
+        """The replay an off-policy config describes (`max_replay_size`, `min_replay_size`, `n_step`, `discount`,
+        `batch_size`), for `num_envs` environments writing `rows_per_env` steps each per iteration."""
+        n = config.n_step
+        time_axis = max(config.max_replay_size // num_envs, n + rows_per_env)  # steps kept per environment
+        buffer = TrajectoryBuffer(
+            max_length=time_axis,
+            num_envs=num_envs,
+            sequence_length=n,
+            min_length=min(time_axis, max(n, math.ceil(config.min_replay_size / num_envs))),
+        )
+        return cls(buffer, config.discount, config.batch_size, priority_exponent)
+
+    @property
+    def prioritized(self) -> bool:
+        return self.priority_exponent > 0
+
+    def init(self, example_record: Any) -> ReplayState:
+        """An empty replay for records shaped like `example_record` (one environment's step)."""
+        shape = (self.buffer.max_length, self.buffer.num_envs)
+        return ReplayState(self.buffer.init(example_record), jnp.ones(shape, jnp.float32))
+
+    def add(self, state: ReplayState, records: Any) -> ReplayState:
+        """Writes `records` ([num_envs, L]); the transitions starting at them get priority 1.0."""
+        length = jax.tree_util.tree_leaves(records)[0].shape[1]
+        times = (state.buffer.write_index + jnp.arange(length)) % self.buffer.max_length
+        return ReplayState(self.buffer.add(state.buffer, records), state.priorities.at[times].set(1.0))
+
+    def can_sample(self, state: ReplayState) -> jax.Array:
+        return self.buffer.can_sample(state.buffer)
+
+    def sample(self, state: ReplayState, key: jax.Array):
+        """`batch_size` n-step transitions: returns (ReplaySample, Sampled). Call only where `can_sample` holds."""
+        if not self.prioritized:
+            records = self.buffer.sample(state.buffer, key, self.batch_size)
+            num_items = self.buffer.size(state.buffer) * self.buffer.num_envs
+            info = uniform_sample_info(num_items, self.batch_size)
+            return ReplaySample(info=info, data=n_step_transitions(records, self.discount)), None
+        max_length, num_envs, n = self.buffer.max_length, self.buffer.num_envs, self.buffer.sequence_length
+        # The transitions held whole: those starting at the oldest `size - n + 1` steps of each environment.
+        oldest = jnp.where(state.buffer.is_full, state.buffer.write_index, 0)
+        age = (jnp.arange(max_length) - oldest) % max_length
+        held = (age < self.buffer.size(state.buffer) - n + 1)[:, None]
+        # Reverb's weights: priority ** alpha, but 0 for priority 0; uniform over what is held if every weight is 0.
+        weights = jnp.where(held & (state.priorities > 0), state.priorities ** self.priority_exponent, 0.0)
+        weights = jnp.where(jnp.sum(weights) > 0, weights, held.astype(jnp.float32) * jnp.ones_like(weights))
+        cumulative = jnp.cumsum(weights.reshape(-1))
+        total = cumulative[-1]
+        points = jax.random.uniform(key, (self.batch_size,), maxval=total)
+        flat = jnp.minimum(jnp.searchsorted(cumulative, points, side="right"), max_length * num_envs - 1)
+        times, envs = flat // num_envs, flat % num_envs
+        steps = (times[:, None] + jnp.arange(n)) % max_length
+        records = jax.tree_util.tree_map(lambda stored: stored[steps, envs[:, None]], state.buffer.experience)
+        info = SampleInfo(
+            key=flat.astype(jnp.int32),
+            probability=weights.reshape(-1)[flat] / total,
+            table_size=jnp.full((self.batch_size,), jnp.sum(held) * num_envs, jnp.float32),
+        )
+        return ReplaySample(info=info, data=n_step_transitions(records, self.discount)), Sampled(times, envs)
+
+    def set_priorities(self, state: ReplayState, where: Optional[Sampled], priorities: jax.Array) -> ReplayState:
+        """The sampled transitions' new priorities (uniform replay keeps none)."""
+        if not self.prioritized:
+            return state
+        return state._replace(priorities=state.priorities.at[where.times, where.envs].set(priorities))
+
+
+def inserts_per_iteration(config) -> int:
+    """Transitions one iteration inserts so that it samples `num_sgd_steps_per_step * batch_size` at exactly
+    `samples_per_insert`; ValueError naming the fields if that is not a whole number."""
+    samples = config.num_sgd_steps_per_step * config.batch_size
+    inserts = samples / config.samples_per_insert
+    if inserts < 1 or abs(inserts - round(inserts)) > 1e-9:
+        raise ValueError(
+            f"Anakin holds samples_per_insert exactly: each iteration makes num_sgd_steps_per_step * batch_size = "
+            f"{samples} samples, so samples_per_insert={config.samples_per_insert} must divide it into a whole number "
+            f"of transitions per iteration (e.g. samples_per_insert={samples / max(1, round(inserts))})."
+        )
+    return round(inserts)
+
+
+def off_policy_agent(name: str, environment: JaxEnvironment, builder, networks, num_envs: Optional[int] = None,
+                     priority_exponent: float = 0.0) -> AnakinAgent:
+    """The Anakin form of an agent that learns from n-step transition replay, from its builder: the builder's
+    policy (`make_policy`) and learning step (`learning_parts`: the agent's own `update_step`, its losses and
+    where its policy parameters are), around a `TransitionReplay` of `builder.config`.
+
+    Each iteration, `num_envs` environments act `rows_per_env` steps under the policy (the actors' parameters
+    fetched from the learner every `config.variable_update_period` steps of each environment), the steps go into
+    the replay, and, once it holds `min_replay_size` transitions, `num_sgd_steps_per_step` SGD steps each learn
+    from their own sampled batch (writing priorities back if prioritized). Per iteration `num_envs *
+    rows_per_env` transitions go in for `num_sgd_steps_per_step * batch_size` sampled, exactly
+    `samples_per_insert` (`inserts_per_iteration`); `num_envs` None: one environment per inserted transition
+    (each writes one row), else it must divide the inserts. `priority_exponent` > 0: prioritized replay (the
+    agent's config field of that name), and the update must return `extras["priorities"]`.
+    """
+    config = builder.config
+    inserts = inserts_per_iteration(config)
+    num_envs = num_envs or inserts
+    if inserts % num_envs:
+        raise ValueError(
+            f"{name}'s Anakin form: {num_envs} environments cannot share the {inserts} transitions an iteration "
+            f"inserts (num_sgd_steps_per_step * batch_size / samples_per_insert) in whole rows: choose a divisor "
+            f"of {inserts}, or change samples_per_insert."
+        )
+    rows_per_env = inserts // num_envs
+
+    def learning_parts(key):
+        return builder.learning_parts(networks=networks, environment_spec=environment.spec, random_key=key)
+
+    parts = learning_parts(jax.random.PRNGKey(0))  # its update step, losses and policy parameters (not its state)
+    update_step, policy_params = parts.update_step, parts.policy_params
+    sgd_steps = config.num_sgd_steps_per_step
+    policy = builder.make_policy(networks=networks, environment_spec=environment.spec)
+    recorder = TransitionRecorder(environment, policy, config.variable_update_period)
+    replay = TransitionReplay.from_config(config, num_envs, rows_per_env, priority_exponent)
+
+    def init(key):
+        learner_key, recorder_key, key = jax.random.split(key, 3)
+        training_state = learning_parts(learner_key).state
+        params = policy_params(training_state)
+        recorder_state = recorder.init(recorder_key, num_envs, params)
+        _, example, _ = recorder.record(params, recorder_state, key)
+        replay_state = replay.init(jax.tree_util.tree_map(lambda x: x[0], example))
+        return training_state, recorder_state, replay_state, key
+
+    def sgd_step(carry, key):
+        training_state, replay_state = carry
+        sample, where = replay.sample(replay_state, key)
+        training_state, metrics, extras = update_step(training_state, sample)
+        if replay.prioritized:
+            replay_state = replay.set_priorities(replay_state, where, extras["priorities"])
+        return (training_state, replay_state), metrics
+
+    def iteration(carry):
+        training_state, recorder_state, replay_state, key = carry
+        key, unroll_key, sample_key = jax.random.split(key, 3)
+        recorder_state, records, episode_returns = recorder.unroll(
+            policy_params(training_state), recorder_state, unroll_key, rows_per_env
+        )
+        replay_state = replay.add(replay_state, records)
+        keys = jax.random.split(sample_key, sgd_steps)
+
+        def learn(carry):
+            return jax.lax.scan(sgd_step, carry, keys)
+
+        def wait(carry):  # the replay holds fewer than min_replay_size transitions
+            metrics = jax.eval_shape(learn, carry)[1]
+            return carry, jax.tree_util.tree_map(lambda m: jnp.full(m.shape, jnp.nan, m.dtype), metrics)
+
+        learned = replay.can_sample(replay_state)
+        (training_state, replay_state), metrics = jax.lax.cond(learned, learn, wait, (training_state, replay_state))
+        metrics = {metric: jnp.mean(value) for metric, value in metrics.items()}
+        outputs = IterationOutputs(episode_returns, jnp.ones_like(episode_returns, bool), learned, metrics)
+        return (training_state, recorder_state, replay_state, key), outputs
+
+    return AnakinAgent(name, init, iteration, num_envs, rows_per_env, lambda carry: policy_params(carry[0]), config,
+                       loss_keys=tuple(parts.loss_keys))

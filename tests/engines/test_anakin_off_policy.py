@@ -1,0 +1,99 @@
+"""Anakin's off-policy replay (`acmelike.anakin.off_policy`): prioritized sampling as Reverb's, the actors' copy of
+the parameters fetched every `variable_update_period` steps, the samples-per-insert ratio held or refused, and
+SAC and TD3 learning gymnax Pendulum fully jitted."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from stack import require
+
+require("gymnax")
+
+from acmelike.actors.actor_core import ActorCore  # noqa: E402
+from acmelike.anakin import StepRecord, TrajectoryBuffer, TransitionRecorder, make_gymnax_environment  # noqa: E402
+from acmelike.anakin.off_policy import TransitionReplay, inserts_per_iteration  # noqa: E402
+from agents.dqn import DQNConfig  # noqa: E402
+from agents.sac import SACConfig  # noqa: E402
+from agents.sac.anakin import make_anakin_agent as make_sac_form  # noqa: E402
+from launch.engines.anakin import AnakinConfig, run_anakin  # noqa: E402
+from launch.experiments.make import make_agent_config  # noqa: E402
+
+PENDULUM = "gymnax/Pendulum-v1"
+
+
+def _filled_replay(priority_exponent: float):
+    """A prioritized replay of 2 environments x 6 steps holding 5 steps each, records numbered 10 * env + time."""
+    buffer = TrajectoryBuffer(max_length=6, num_envs=2, sequence_length=2, min_length=2)
+    replay = TransitionReplay(buffer, discount=1.0, batch_size=4096, priority_exponent=priority_exponent)
+    def records(times):
+        value = (10 * jnp.arange(2)[:, None] + jnp.asarray(times)[None, :]).astype(jnp.float32)
+        return StepRecord(observation=value[..., None], action=jnp.zeros_like(value), reward=value,
+                          discount=jnp.ones_like(value), last=jnp.zeros(value.shape, bool),
+                          next_observation=value[..., None] + 1)
+
+    example = jax.tree_util.tree_map(lambda x: x[0, 0], records([0]))
+    return replay, replay.add(replay.init(example), records(np.arange(5)))
+
+
+def test_prioritized_sampling_follows_priorities_to_the_exponent_over_whole_transitions():
+    replay, state = _filled_replay(priority_exponent=0.5)
+    # Steps 0..4 are held; 2-step transitions start at 0..3 (the one at 4 is not whole yet).
+    sample, where = replay.sample(state, jax.random.PRNGKey(0))
+    starts = np.asarray(sample.data.observation[:, 0])
+    assert set(np.unique(starts)) == {0, 1, 2, 3, 10, 11, 12, 13}  # new transitions: priority 1.0, all equal
+    np.testing.assert_allclose(sample.info.probability, 1 / 8)
+    # Priorities written back reshape the distribution: P(i) = p_i^0.5 / sum p^0.5; priority 0 is never sampled.
+    priorities = jnp.zeros(4096).at[jnp.asarray(starts) == 2].set(16.0).at[jnp.asarray(starts) == 11].set(4.0)
+    state = replay.set_priorities(state, where, priorities)
+    sample, _ = replay.sample(state, jax.random.PRNGKey(1))
+    starts = np.asarray(sample.data.observation[:, 0])
+    counts = {start: np.mean(starts == start) for start in np.unique(starts)}
+    assert set(counts) == {2, 11}, counts
+    np.testing.assert_allclose([counts[2], counts[11]], [4 / 6, 2 / 6], atol=0.03)
+    np.testing.assert_allclose(np.asarray(sample.info.probability)[starts == 2], 4 / 6, rtol=1e-5)
+
+
+def test_uniform_replay_keeps_no_priorities():
+    replay, state = _filled_replay(priority_exponent=0.0)
+    sample, where = replay.sample(state, jax.random.PRNGKey(0))
+    assert where is None and replay.set_priorities(state, where, jnp.zeros(4096)) is state
+    assert set(np.unique(np.asarray(sample.data.observation[:, 0]))) == {0, 1, 2, 3, 10, 11, 12, 13}
+
+
+def test_actors_fetch_the_learners_parameters_every_variable_update_period_steps():
+    environment = make_gymnax_environment(PENDULUM)
+    # A policy whose action is its parameters: the records show which copy acted.
+    policy = ActorCore(init=lambda key: key, select_action=lambda params, observation, state: (params, state),
+                       get_extras=lambda state: ())
+    recorder = TransitionRecorder(environment, policy, variable_update_period=3)
+    state = recorder.init(jax.random.PRNGKey(0), 2, jnp.zeros((1,)))
+    actions = []
+    for iteration in range(1, 4):  # the learner's parameters are `iteration` during iteration's 2 steps
+        state, records, _ = recorder.unroll(jnp.full((1,), float(iteration)), state, jax.random.PRNGKey(iteration), 2)
+        actions.extend(np.asarray(records.action[0, :, 0]).tolist())
+    # Fetches at steps 0 and 3 (of each environment): steps 0-2 act with iteration 1's, 3-5 with iteration 2's.
+    assert actions == [1.0, 1.0, 1.0, 2.0, 2.0, 2.0]
+
+
+def test_a_samples_per_insert_that_whole_rows_cannot_hold_is_refused():
+    assert inserts_per_iteration(DQNConfig()) == 32  # 8 SGD steps of 64 at 16 samples per insert
+    with pytest.raises(ValueError, match="samples_per_insert"):
+        inserts_per_iteration(DQNConfig(samples_per_insert=24.0))
+    with pytest.raises(ValueError, match="divisor of 8"):  # SAC's defaults insert 8 transitions per iteration
+        make_sac_form(make_gymnax_environment(PENDULUM), SACConfig(), num_envs=3)
+
+
+# Small networks and batches of 64 at one SGD step per environment step (8 environments): Pendulum in 10k-16k steps.
+FAST = ["policy_hidden_sizes=64,64", "critic_hidden_sizes=64,64", "batch_size=64", "samples_per_insert=64"]
+PENDULUM_THRESHOLD = -250.0
+
+
+@pytest.mark.parametrize("agent", ["sac", "td3"])
+def test_continuous_agents_learn_pendulum_fully_jitted(agent):
+    summary = run_anakin(AnakinConfig(
+        agent=agent, environment=PENDULUM, max_num_actor_steps=30_000, seeds=(0,),
+        agent_config=make_agent_config(agent, FAST), stop_at_average_return=PENDULUM_THRESHOLD,
+        iterations_per_call=128, progress_period_s=0,
+    ))
+    assert summary["average_return_last_20"] >= PENDULUM_THRESHOLD, summary
