@@ -429,7 +429,7 @@ def plot_task(suite: Suite, task_name: str, finished, path: str) -> bool:
     palette = plt.get_cmap("tab10").colors
     names = list(suite.agents) + [curve.agent for curve in stored if curve.agent not in suite.agents]
     color = {agent: palette[index % len(palette)] for index, agent in enumerate(names)}
-    figure, axes = plt.subplots(figsize=(10, 4.5))
+    figure, axes = plt.subplots(figsize=(9, 4.5))
     task = suite.task(task_name)
     right = task.steps * 1.02  # the axis ends at our budget: a reference measured later is marked on its edge
     for agent in agents:
@@ -467,9 +467,10 @@ def plot_task(suite: Suite, task_name: str, finished, path: str) -> bool:
     axes.set_ylabel(f"average return (last {task.return_window} episodes)")
     axes.set_title(f"{suite.name}: {task_name}")
     axes.grid(alpha=0.3)
-    axes.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)  # beside the curves
+    # Under the curves, never on them; the figure grows to hold it.
+    axes.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, frameon=False)
     figure.tight_layout()
-    figure.savefig(path, dpi=100)
+    figure.savefig(path, dpi=100, bbox_inches="tight")
     plt.close(figure)
     return True
 
