@@ -20,6 +20,9 @@ RENDER = ["pygame-ce"]
 MINATAR = ["MinAtar"]  # pixel environments for the conv torsos
 # gymnasium's MuJoCo tasks (HalfCheetah-v5, ...): gymnasium[mujoco]'s needs, pinned through the constraints files.
 MUJOCO = ["mujoco", "imageio", "packaging"]
+# The DeepMind Control Suite (--env dm_control/<domain>-<task>): dm-control brings mujoco, labmaze, lxml and tqdm.
+# About 10 s and 250 MB into a venv (2026-11-28), so the tests install it.
+DMC = ["dm-control"]
 # The results runner's statistics (benchmarks/results_runner/): interquartile means with bootstrap intervals.
 RESULTS = ["rliable"]
 # Multi-agent environments: PettingZoo's Parallel API and the MPE tasks (simple_spread_v3, ...).
@@ -28,7 +31,7 @@ MULTIAGENT = ["pettingzoo", "mpe2"]
 MULTIAGENT_JAX = ['jaxmarl; python_version >= "3.11"']
 # pytest-xdist: `make test` runs on every core (tests/conftest.py shares one compilation cache between workers).
 TEST = (["pytest", "pytest-xdist", "psutil", "hypothesis"] + ANAKIN + OFFLINE + TENSORBOARD + RENDER + MINATAR
-        + MULTIAGENT + MULTIAGENT_JAX)
+        + MULTIAGENT + MULTIAGENT_JAX + DMC)
 # Running notebooks/ (`make notebook`; `make test` runs them on a short budget).
 NOTEBOOK = ["jupyter", "ipykernel"]
 # The documentation site (`make docs`): mkdocs-material, and mkdocstrings reading docstrings by static analysis
@@ -56,6 +59,7 @@ setup(
         "render": RENDER,
         "minatar": MINATAR,
         "mujoco": MUJOCO,
+        "dmc": DMC,
         "results": RESULTS,
         "ray": RAY,
         "multiagent": MULTIAGENT + MULTIAGENT_JAX,

@@ -7,6 +7,7 @@ import numpy as np
 from dm_env import specs
 
 from acmelike.types import NestedSpec
+from acmelike.wrappers.concatenate import MAX_STATE_RANK, is_state_array, nest_leaves
 
 
 class EnvironmentSpec(NamedTuple):
@@ -45,8 +46,10 @@ def flat_observation_size(spec: EnvironmentSpec, *, agent: str) -> int:
     and a conv torso.
     """
     observations = spec.observations
-    dtype = np.dtype(getattr(observations, "dtype", np.object_))
-    if not isinstance(observations, specs.Array) or not (np.issubdtype(dtype, np.floating) or dtype == np.bool_):
+    if not isinstance(observations, specs.Array):
+        raise ValueError(_nest_message(observations, agent))
+    dtype = np.dtype(observations.dtype)
+    if not (np.issubdtype(dtype, np.floating) or dtype == np.bool_):
         from acmelike.networks.torsos import TORSO_NAMES  # here only: flax need not load for a spec check
 
         raise ValueError(
@@ -58,6 +61,25 @@ def flat_observation_size(spec: EnvironmentSpec, *, agent: str) -> int:
             f"torso={'|'.join(TORSO_NAMES[1:])})."
         )
     return int(np.prod(observations.shape))
+
+
+def _nest_message(observations, agent: str) -> str:
+    """Why a nest of observations did not become one vector, and what would make it one."""
+    leaves = nest_leaves(observations)
+    described = ", ".join(f"{path or '(root)'} {getattr(leaf, 'shape', '?')} {getattr(leaf, 'dtype', type(leaf))}"
+                          for path, leaf in leaves)
+    unfit = [path or "(root)" for path, leaf in leaves if not is_state_array(leaf)]
+    reason = (f"it holds {', '.join(unfit)}, which is not a floating-point or bool array of rank 0-{MAX_STATE_RANK} "
+              f"(an image, an integer or a discrete value), so it is not flattened into a vector by itself"
+              if unfit else "it was not concatenated (an environment given to the runner directly, not through "
+              "launch.make_experiment_config)")
+    return (
+        f"{agent}'s MLP network needs one floating-point or bool array observation, but the environment's "
+        f"observation spec is a nest of {len(leaves)}: {described}. acmelike.wrappers.ConcatObservationWrapper "
+        f"concatenates a nest into one float32 vector, and launch.make_experiment_config applies it by itself to a "
+        f"nest of state arrays; {reason}. Drop or encode those observations in a wrapper of your own, or wrap the "
+        f"environment in ConcatObservationWrapper to flatten everything anyway."
+    )
 
 
 class ActionBounds(NamedTuple):

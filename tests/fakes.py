@@ -108,6 +108,38 @@ class FakeContinuousEnvironment(FakeEnvironment):
         return specs.BoundedArray(self.action_shape, np.float32, -1.0, 1.0, name="action")
 
 
+class FakeNestedEnvironment(FakeContinuousEnvironment):
+    """`FakeContinuousEnvironment` observing a dict, as a Control Suite task does, with a nested dict, a scalar, a
+    bool array and float64 leaves, each with its own values after step t:
+
+        {"velocity": [4, 5] + 10t, "position": [1, 2, 3] + 10t,                      float64
+         "sensors": {"touch": [True, False] (bool), "height": 6 + 10t (float64 scalar)}}
+
+    `frames=True` adds "pixels": uint8 frames [4, 4, 3] (an image beside the vectors).
+    """
+
+    def __init__(self, frames: bool = False, **kwargs):
+        super().__init__(**kwargs)
+        self.frames = frames
+
+    def _observation(self):
+        t = 10.0 * self._t
+        observation = {"velocity": np.array([4.0, 5.0]) + t, "position": np.array([1.0, 2.0, 3.0]) + t,
+                       "sensors": {"touch": np.array([True, False]), "height": np.float64(6.0 + t)}}
+        if self.frames:
+            observation["pixels"] = np.full((4, 4, 3), self._t, np.uint8)
+        return observation
+
+    def observation_spec(self):
+        spec = {"velocity": specs.Array((2,), np.float64, name="velocity"),
+                "position": specs.Array((3,), np.float64, name="position"),
+                "sensors": {"touch": specs.Array((2,), np.bool_, name="touch"),
+                            "height": specs.Array((), np.float64, name="height")}}
+        if self.frames:
+            spec["pixels"] = specs.Array((4, 4, 3), np.uint8, name="pixels")
+        return spec
+
+
 def smoke_overrides(agent: str) -> list:
     """The registry's smoke config of `agent` as `--config` texts ("key=value"; tuples comma-separated): small
     enough that the learner steps within a few hundred environment steps."""

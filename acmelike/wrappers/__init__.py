@@ -1,11 +1,13 @@
-"""dm_env wrappers: the gymnasium adapter (single and vectorised), single precision, step limit.
+"""dm_env wrappers: the gymnasium adapter (single and vectorised), single precision, step limit, concatenation.
 
     environment = make_gymnasium_environment("CartPole-v1", seed=0)   # gymnasium -> dm_env -> float32
     environment = StepLimitWrapper(environment, step_limit=200)
     vector = make_vector_environment("CartPole-v1", num_envs=8, seed=0)  # batched timesteps, arrays [8, ...]
+    environment = ConcatObservationWrapper(suite.load("cartpole", "swingup"))  # a dict -> one float32 vector
 """
 
 from acmelike.wrappers.base import EnvironmentWrapper
+from acmelike.wrappers.concatenate import ConcatObservationWrapper, concatenate_state_nest, is_state_nest
 from acmelike.wrappers.gymnasium_adapter import (
     GymnasiumToDmEnv,
     check_environment_id_from_file,
@@ -18,6 +20,7 @@ from acmelike.wrappers.vector import BatchedEnvironments, VectorEnvironment, mak
 
 __all__ = [
     "BatchedEnvironments",
+    "ConcatObservationWrapper",
     "EnvironmentWrapper",
     "GymnasiumToDmEnv",
     "SinglePrecisionWrapper",
@@ -25,6 +28,8 @@ __all__ = [
     "VectorEnvironment",
     "check_environment_id_from_file",
     "check_gymnasium_id",
+    "concatenate_state_nest",
+    "is_state_nest",
     "make_gymnasium_environment",
     "make_vector_environment",
 ]

@@ -4,9 +4,11 @@
     python -m launch.cli.evaluate runs/dqn --episodes 5 --video cartpole.gif
 
 RUN_DIR may also be a `snapshots/` folder or one snapshot. The environment is the one the run trained on (its id
-is in the snapshot), rebuilt with gymnasium, or PettingZoo for `mpe/...`; the policy is the agent's evaluation
-policy (e.g. greedy for DQN). A multi-agent run's returns are the team's (the sum over agents), and the result
-also holds each agent's mean return. Nothing of the training code path (learner, replay, Launchpad) is built.
+is in the snapshot), rebuilt with gymnasium, PettingZoo for `mpe/...` or the Control Suite for `dm_control/...`
+(whose frames MuJoCo renders offscreen: acmelike.environments.control_suite says what a machine without a display
+needs); the policy is the agent's evaluation policy (e.g. greedy for DQN). A multi-agent run's returns are the
+team's (the sum over agents), and the result also holds each agent's mean return. Nothing of the training code
+path (learner, replay, Launchpad) is built.
 """
 
 import argparse
@@ -19,6 +21,7 @@ import gymnasium
 import numpy as np
 
 from acmelike.checkpointing import CheckpointError
+from acmelike.environments import CONTROL_SUITE_PREFIX, make_control_suite_environment, render_frame
 from acmelike.loggers import NoOpLogger
 from acmelike.specs import make_environment_spec
 from acmelike.wrappers import check_environment_id_from_file, check_gymnasium_id
@@ -31,13 +34,15 @@ from launch.lifecycle.snapshots import load_snapshot
 
 class FrameRecorder:
     """An EnvironmentLoop observer keeping the rgb frames of every step of the gymnasium (or PettingZoo)
-    environment inside the adapter."""
+    environment inside the adapter, or of a Control Suite task's physics."""
 
     def __init__(self):
         self.frames: List[np.ndarray] = []
 
     @staticmethod
     def _frame(env) -> np.ndarray:
+        if hasattr(env, "physics"):  # a Control Suite task (the attribute is looked up through its wrappers)
+            return render_frame(env)
         inner = env.pettingzoo_env if hasattr(env, "pettingzoo_env") else env.gymnasium_env
         return np.asarray(inner.render())
 
@@ -78,8 +83,10 @@ def write_video(frames: List[np.ndarray], path: str, fps: int = 30) -> None:
 
 
 def make_environment(environment_id: str, seed: int, render: bool):
-    """The run's environment as the agents see it (float32), rendering rgb frames if `render`: gymnasium's, or
-    PettingZoo's for an `mpe/...` id."""
+    """The run's environment as the agents see it (float32), rendering rgb frames if `render`: gymnasium's,
+    PettingZoo's for an `mpe/...` id, or the Control Suite's for `dm_control/...` (it renders on demand)."""
+    if environment_id.startswith(CONTROL_SUITE_PREFIX):
+        return make_control_suite_environment(environment_id, seed)
     if not environment_id.startswith(MPE_PREFIX):
         check_gymnasium_id(environment_id)
     if render:  # pygame renders off-screen; without these SDL looks for a display and an audio device

@@ -69,9 +69,11 @@ TENSORBOARD = Requirement("tensorboardX", "tensorboardX", _extra("tensorboard"))
 PETTINGZOO = Requirement("mpe2", "mpe2 (PettingZoo's MPE)", _extra("multiagent"))
 MINATAR = Requirement("minatar", "MinAtar", _extra("minatar"))
 MUJOCO = Requirement("mujoco", "mujoco", _extra("mujoco"))
+DM_CONTROL = Requirement("dm_control", "dm-control", _extra("dmc"))
 
 # Environment id prefixes and the package behind them (gymnasium's own MuJoCo tasks are found by entry point).
-_ENVIRONMENT_FAMILIES = (("mpe/", PETTINGZOO), ("MinAtar/", MINATAR), ("gymnax/", GYMNAX), ("jaxmarl/", JAXMARL))
+_ENVIRONMENT_FAMILIES = (("mpe/", PETTINGZOO), ("MinAtar/", MINATAR), ("gymnax/", GYMNAX), ("jaxmarl/", JAXMARL),
+                         ("dm_control/", DM_CONTROL))
 _MUJOCO_ENTRY_POINT = "gymnasium.envs.mujoco"
 
 

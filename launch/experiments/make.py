@@ -4,6 +4,8 @@
                                     config_overrides=["learning_rate=5e-4"])
     config = make_experiment_config(agent="sac", environment="Hopper-v5", max_num_actor_steps=100_000,
                                     preset="mujoco")   # launch/presets/mujoco.json, before any overrides
+    config = make_experiment_config(agent="sac", environment="dm_control/cartpole-swingup",
+                                    max_num_actor_steps=100_000)   # the Control Suite (the dmc extra)
     offline = make_offline_experiment_config(agent="bc", dataset="cartpole/expert-v0", environment="CartPole-v1",
                                              max_num_learner_steps=2_000)
 
@@ -21,11 +23,13 @@ import gymnasium
 from dm_env import specs
 
 from acmelike.builders import AgentDefinition
+from acmelike.environments import CONTROL_SUITE_PREFIX, check_control_suite_id, make_control_suite_environment
 from acmelike.offline import MinariIterator, check_dataset_fits
 from acmelike.specs import make_environment_spec
 from acmelike.wrappers import (
     SinglePrecisionWrapper,
     check_gymnasium_id,
+    concatenate_state_nest,
     make_gymnasium_environment,
     make_vector_environment,
 )
@@ -130,7 +134,8 @@ def make_experiment_config(
     The agent's config is its defaults, then the `preset`'s values for the agent on `environment` (if given),
     then `config_overrides`. Unknown names and bad overrides raise ValueError naming what was wrong, before
     anything is built. A dm_env environment of your own comes in as `environment_factory` (seed -> environment),
-    with `environment` as its name.
+    with `environment` as its name: it is seen in 32 bits, and a dict (nest) of state observations as one vector
+    (`acmelike.wrappers.concatenate_state_nest`), as every single-agent network takes them.
     """
     definition = resolve_agent(agent)
     agent = definition.name
@@ -157,6 +162,9 @@ def make_experiment_config(
     if environment_factory is None and environment.startswith(MPE_PREFIX):
         check_pettingzoo_id(environment)  # a ValueError listing the multi-agent environments
         environment_factory = functools.partial(make_pettingzoo_environment, environment)
+    elif environment_factory is None and environment.startswith(CONTROL_SUITE_PREFIX):
+        check_control_suite_id(environment)  # a ValueError listing the domains and their tasks
+        environment_factory = functools.partial(make_control_suite_environment, environment)
     elif environment_factory is None:
         try:
             check_gymnasium_id(environment)
@@ -166,9 +174,9 @@ def make_experiment_config(
         threshold = environment_threshold(environment)
         environment_factory = functools.partial(make_gymnasium_environment, environment)
     else:
-        # Native dm_env environments often speak float64/int64; JAX agents want 32 bits. The wrapper converts
-        # specs and timesteps and casts actions back to the environment's own dtypes.
-        environment_factory = functools.partial(_single_precision, environment_factory)
+        # Native dm_env environments often speak float64/int64 and observe dicts; JAX agents want 32 bits and the
+        # networks one array.
+        environment_factory = functools.partial(_native_environment, environment_factory)
     config = ExperimentConfig(
         builder=builder,
         environment_factory=environment_factory,
@@ -269,8 +277,10 @@ def _minari_batches(dataset_id: str, batch_size: int, discount: float, seed: int
     return MinariIterator(dataset_id, batch_size=batch_size, discount=discount, seed=seed)
 
 
-def _single_precision(environment_factory: Callable[[int], Any], seed: int):
-    return SinglePrecisionWrapper(environment_factory(seed))
+def _native_environment(environment_factory: Callable[[int], Any], seed: int):
+    """A dm_env environment of the user's as agents take it: in 32 bits (SinglePrecisionWrapper, which casts actions
+    back to the environment's own dtypes), a nest of state observations as one vector (concatenate_state_nest)."""
+    return concatenate_state_nest(SinglePrecisionWrapper(environment_factory(seed)))
 
 
 def unknown_environment_message(name: str, definition: AgentDefinition) -> str:

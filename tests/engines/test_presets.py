@@ -36,7 +36,7 @@ def test_every_entry_is_a_valid_config_for_its_agent(name):
 
 
 def test_the_suites_presets_exist():
-    assert {"classic", "mujoco", "minatar"} <= set(preset_names())
+    assert {"classic", "dmc", "mujoco", "minatar"} <= set(preset_names())
 
 
 def test_task_values_apply_after_the_agents_own():
@@ -68,7 +68,7 @@ def test_anakin_takes_the_preset_and_config_wins():
 
 def test_unknown_preset_is_a_parser_error_naming_the_choices():
     stderr = _refused("--agent", "dqn", "--env", "CartPole-v1", "--preset", "atari")
-    assert "--preset atari: no such preset" in stderr and "classic, minatar, mujoco" in stderr
+    assert "--preset atari: no such preset" in stderr and "classic, dmc, minatar, mujoco" in stderr
 
 
 def test_preset_without_the_agent_is_a_parser_error_naming_its_agents():
