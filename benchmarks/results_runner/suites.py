@@ -5,6 +5,8 @@ Budgets are per task, the same for every agent, chosen near the step counts the 
     classic   CartPole-v1 100k, Acrobot-v1 100k, MountainCar-v0 120k (dqn, ppo, impala, r2d2);
               Pendulum-v1 20k (sac, td3, d4pg); seeds 0-4; one process, --replay local
     mujoco    HalfCheetah-v5, Hopper-v5, Walker2d-v5, 100k each (sac, td3, d4pg, mpo); seeds 0-2; one process
+    dmc       the Control Suite's cartpole-swingup, walker-walk, cheetah-run, 100k each (sac, td3, d4pg, mpo);
+              seeds 0-2; one process
     minatar   gymnax Breakout, Asterix, SpaceInvaders, Freeway (MinAtar), 1M each (dqn, ppo); seeds 0-4 in one
               vmapped call per (agent, task), fully jitted (--launch anakin)
     tiny      dqn on CartPole-v1, 300 steps, seeds 0-1: the runner's own test
@@ -400,6 +402,68 @@ MINATAR = Suite(
     ),
 )
 
+_DMC = ("cartpole-swingup", "walker-walk", "cheetah-run")
+CURL = Source(
+    "CURL",
+    "Srinivas, Laskin & Abbeel, 'CURL: Contrastive Unsupervised Representations for Reinforcement Learning', ICML "
+    "2020 (arXiv:2004.04136), Table 1, column 'State SAC' (SAC from state features), rows '500K step scores' and "
+    "'100K step scores': mean ± std over seeds at 500k and 100k environment steps. The caption gives CURL's seed "
+    "count (10), not the baselines', and the table does not say whether its scores are deterministic evaluations.",
+)
+PYTORCH_SAC = Source(
+    "pytorch_sac",
+    "pytorch_sac (github.com/denisyarats/pytorch_sac), data/sac.csv as added by commit 3ecf5008: SAC from state "
+    "features, action repeat 1, each point the mean of 10 episodes of the deterministic policy (train.py's "
+    "evaluate, sample=False) every 20k environment steps. Mean ± std (n - 1) over its seeds at 100k and 500k: 3 "
+    "seeds on walker_walk and cheetah_run, 1 (seed 1; no std) on cartpole_swingup. Its settings are the preset's "
+    "SAC entry but for the widths ([1024, 1024], batch 1024) and a target update every second SGD step.",
+    evaluation=True,
+)
+_DM_CONTROL = "dm_control {} from state features (version not given)"
+_DMC2GYM = "dm_control {} through dmc2gym, action repeat 1 (dm_control version not given)"
+
+DMC = Suite(
+    name="dmc",
+    description="SAC, TD3, D4PG and MPO on the DeepMind Control Suite from state features (dm_control 1.0.50, "
+                "mujoco 3.17.0): cartpole-swingup, walker-walk and cheetah-run, 1,000-step episodes, 100k "
+                "environment steps, in one process with --replay local.",
+    tasks=tuple(Task(name, f"dm_control/{name}", 100_000, return_window=10) for name in _DMC),
+    cells={"sac": _DMC, "td3": _DMC, "d4pg": _DMC, "mpo": _DMC},
+    preset="dmc",
+    seeds=(0, 1, 2),
+    extras=("dmc",),
+    eval_episodes=10,
+    references=(
+        Reference("sac", "cartpole-swingup", 835.0, 22.0, 100_000, CURL, _DM_CONTROL.format("cartpole swingup")),
+        Reference("sac", "walker-walk", 891.0, 82.0, 100_000, CURL, _DM_CONTROL.format("walker walk")),
+        Reference("sac", "cheetah-run", 616.0, 18.0, 100_000, CURL, _DM_CONTROL.format("cheetah run")),
+        Reference("sac", "cartpole-swingup", 848.0, 15.0, 500_000, CURL, _DM_CONTROL.format("cartpole swingup")),
+        Reference("sac", "walker-walk", 948.0, 54.0, 500_000, CURL, _DM_CONTROL.format("walker walk")),
+        Reference("sac", "cheetah-run", 795.0, 30.0, 500_000, CURL, _DM_CONTROL.format("cheetah run")),
+        Reference("sac", "cartpole-swingup", 828.9, None, 100_000, PYTORCH_SAC, _DMC2GYM.format("cartpole_swingup")),
+        Reference("sac", "walker-walk", 847.2, 149.6, 100_000, PYTORCH_SAC, _DMC2GYM.format("walker_walk")),
+        Reference("sac", "cheetah-run", 213.5, 82.4, 100_000, PYTORCH_SAC, _DMC2GYM.format("cheetah_run")),
+        Reference("sac", "cartpole-swingup", 879.8, None, 500_000, PYTORCH_SAC, _DMC2GYM.format("cartpole_swingup")),
+        Reference("sac", "walker-walk", 896.5, 103.5, 500_000, PYTORCH_SAC, _DMC2GYM.format("walker_walk")),
+        Reference("sac", "cheetah-run", 686.1, 37.6, 500_000, PYTORCH_SAC, _DMC2GYM.format("cheetah_run")),
+    ),
+    notes=(
+        "The budget is the 2-core VM's: 100k environment steps per cell (100 episodes of 1,000 steps), where both "
+        "SAC references report a point; their 500k points are shown without a verdict. A GPU run would add the 500k "
+        "budget (each Task's steps at 500_000) and pytorch_sac's own widths ([1024, 1024], batch 1024; "
+        "launch/presets/dmc.json says how).",
+        "The two SAC references disagree at 100k on cheetah-run (CURL's 616 ± 18 against pytorch_sac's 213.5 ± "
+        "82.4, which reaches 686.1 only at 500k): pytorch_sac learns at 1e-4, and CURL's State SAC came from other "
+        "settings the table does not give. A cell is a finding when it is below a reference's mean minus one std.",
+        "No D4PG or MPO figure at 100k or 500k steps is transcribed: none could be verified here. The D4PG and MPO "
+        "papers (Barth-Maron et al. 2018, Abdolmaleki et al. 2018) and Acme's (Hoffman et al. 2020) were searched "
+        "for one and only their abstracts could be read; pytorch_sac's README compares with D4PG figures taken "
+        "after 1e8 steps, a budget a thousand times ours. TD3 has no reference on these tasks either.",
+        "No cell has been trained yet (2026-11-28): the suite runs with `python -m benchmarks.results_runner --suite "
+        "dmc`, with the dmc and results extras installed.",
+    ),
+)
+
 TINY = Suite(
     name="tiny",
     description="The runner's own test: DQN on CartPole-v1 for 300 steps, two seeds.",
@@ -412,4 +476,4 @@ TINY = Suite(
     eval_episodes=2,
 )
 
-SUITES: Dict[str, Suite] = {suite.name: suite for suite in (CLASSIC, MUJOCO, MINATAR, TINY)}
+SUITES: Dict[str, Suite] = {suite.name: suite for suite in (CLASSIC, MUJOCO, MINATAR, DMC, TINY)}
