@@ -24,12 +24,18 @@ class ReplayDataset(Iterator[ReplaySample]):
     `samples_per_next` says which table one `next()` samples and how many items it takes: a runner that acts and
     learns in one thread asks the tables whether they can serve that much before it waits on `next()`.
 
+    `ready()` says whether `next()` returns without waiting on the rate limiter, so that one thread can act and
+    learn (as with the local replay's `LocalDataset`): see there.
+
     `close()` lets a thread blocked in `next()` go within `wait_timeout_ms`: `next()` then raises StopIteration.
-    Until then, a wait past `wait_timeout_ms` rebuilds the pipeline, and items it had already sampled (a part of
-    a batch, which for a queue are gone from the table) start the next batch, so nothing sampled is dropped.
+    It also lets go of the pipeline, so that TensorFlow's iterator is deleted while the interpreter still runs
+    (at exit, its `__del__` would print a traceback): close the dataset before the Reverb server stops. Until then,
+    a wait past `wait_timeout_ms` rebuilds the pipeline, and items it had already sampled (a part of a batch, which
+    for a queue are gone from the table) start the next batch, so nothing sampled is dropped.
 
         dataset = make_dataset_iterator(client=reverb.Client(address), table="priority_table", batch_size=32)
-        sample = next(dataset)   # ReplaySample: sample.data.observation has shape [32, ...]
+        if dataset.ready():
+            sample = next(dataset)   # ReplaySample: sample.data.observation has shape [32, ...]
         dataset.close()
     """
 
@@ -66,6 +72,7 @@ class ReplayDataset(Iterator[ReplaySample]):
             deterministic=False,
         ).batch(batch_size).prefetch(prefetch_batches)
         self._numpy = self._dataset.as_numpy_iterator()
+        self._client = reverb.Client(server_address)  # asks the table's rate limiter, for `ready()`
         self._partial = None  # items of a batch cut short by a timeout
         self._closed = False
 
@@ -73,20 +80,39 @@ class ReplayDataset(Iterator[ReplaySample]):
     def samples_per_next(self) -> Dict[str, int]:
         return {self.table: self.batch_size}
 
+    def ready(self) -> bool:
+        """Whether `next()` returns without waiting on the rate limiter: the table can serve a whole batch beyond
+        what this dataset has already sampled (its rate limiter's state, read from the server: one round trip).
+
+        The pipeline's workers take every sample the rate limiter allows until its buffers are full, so this is
+        True only once they are (a batch or more waits there) or the table allows a batch more: either way `next()`
+        returns at once, or as soon as its workers fetch what the table allows. False after `close()`."""
+        if self._closed:
+            return False
+        info = self._client.server_info()[self.table]
+        limiter = info.rate_limiter_info
+        inserts, samples = limiter.insert_stats.completed, limiter.sample_stats.completed
+        if info.current_size < max(limiter.min_size_to_sample, 1):
+            return False
+        return inserts * limiter.samples_per_insert - samples - self.batch_size >= limiter.min_diff
+
     def close(self) -> None:
-        """Ends this dataset: a `next()` waiting on the rate limiter returns (StopIteration) within the timeout."""
+        """Ends this dataset: a `next()` waiting on the rate limiter returns (StopIteration) within the timeout,
+        and the pipeline is let go of (deleted once no `next()` runs in it)."""
         self._closed = True
+        self._numpy = self._dataset = None
 
     def __next__(self) -> ReplaySample:
         while True:
-            if self._closed:
+            numpy, dataset = self._numpy, self._dataset
+            if self._closed or numpy is None:
                 raise StopIteration
             try:
-                sample = next(self._numpy)
+                sample = next(numpy)
             except StopIteration:  # a sample request waited past the timeout
-                if self._closed:
+                if self._closed or dataset is None:
                     raise
-                self._numpy = self._dataset.as_numpy_iterator()
+                self._numpy = dataset.as_numpy_iterator()
                 continue
             if self._partial is not None:
                 sample = jax.tree_util.tree_map(lambda *parts: np.concatenate(parts), self._partial, sample)

@@ -121,3 +121,39 @@ def test_an_on_policy_learner_samples_little_ahead_of_itself():
     default.close(timeout=5)
     server.stop()
     assert default_ahead > 2 * ahead, (default_ahead, ahead)
+
+
+def test_ready_says_when_next_returns_without_waiting_and_close_lets_go_of_the_pipeline():
+    """A single-threaded loop steps its learner while `ready()`: with a uniform table that allows two samples per
+    insert after 4 items, `ready()` turns True only once the table can serve a batch beyond what the pipeline has
+    taken, and `next()` then returns at once."""
+    limiter = reverb.rate_limiters.SampleToInsertRatio(samples_per_insert=2.0, min_size_to_sample=4,
+                                                       error_buffer=(0.0, 1e9))
+    table = reverb.Table("uniform", reverb.selectors.Uniform(), reverb.selectors.Fifo(), 100, limiter,
+                         signature=tf.TensorSpec((3,), tf.float32))
+    server = reverb.Server([table], port=None)
+    client = reverb.Client(f"localhost:{server.port}")
+    batches = ReplayDataset(server_address=f"localhost:{server.port}", table="uniform", batch_size=4,
+                            num_parallel_calls=1, prefetch_batches=1)
+    with client.trajectory_writer(num_keep_alive_refs=1) as writer:
+        for v in range(3):
+            writer.append(np.full(3, v, np.float32))
+            writer.create_item("uniform", 1.0, writer.history[-1])
+    time.sleep(0.3)
+    assert not batches.ready()  # below min_size_to_sample
+    with client.trajectory_writer(num_keep_alive_refs=1) as writer:
+        for v in range(3, 40):
+            writer.append(np.full(3, v, np.float32))
+            writer.create_item("uniform", 1.0, writer.history[-1])
+    deadline = time.time() + 10
+    while not batches.ready() and time.time() < deadline:  # the pipeline fills its buffers first
+        time.sleep(0.05)
+    assert batches.ready()
+    started = time.time()
+    sample = next(batches)
+    assert len(sample.info.key) == 4 and time.time() - started < 1.0
+    batches.close()
+    assert not batches.ready() and batches._numpy is None  # TensorFlow's iterator is let go of before exit
+    with pytest.raises(StopIteration):
+        next(batches)
+    server.stop()
