@@ -2,22 +2,26 @@
 
 A marker in a page becomes, when the site is built:
 
+- `<!-- flags -->`: one row per flag of `python -m launch`, its help text (`launch.cli.train.make_parser`);
 - `<!-- flag-modes -->`: the flag x mode table of `launch/cli/flags.py` (`FLAGS`), loaded from its file alone;
 - `<!-- agents -->`: one row per agent of `launch.registry.AGENTS`: its package, what it learns from, its actions,
   whether it is multi-agent and has a fully jitted form, its config class;
 - `<!-- agent-configs -->`: one section per registered agent with its config's fields (type, default, meaning), the
   lines `python -m launch --agent NAME --list-config` prints (`launch.experiments.overrides.config_field_docs`).
 
-The last two import the registry and the agents (JAX, flax), never TensorFlow, Reverb or Launchpad. `generated(text)`
+The others import the command line, the registry and the agents (JAX, flax), never TensorFlow, Reverb or Launchpad. `generated(text)`
 is what a page becomes; tests/docs/test_generated_pages.py checks that every agent is on every page that lists them.
 """
 
+import argparse
 import dataclasses
+import html
 import importlib.util
 import pathlib
 import sys
 import warnings
 
+FLAGS_MARKER = "<!-- flags -->"
 FLAG_MODES_MARKER = "<!-- flag-modes -->"
 AGENTS_MARKER = "<!-- agents -->"
 AGENT_CONFIGS_MARKER = "<!-- agent-configs -->"
@@ -32,7 +36,8 @@ def _load_flags():
 
 
 def _registry():
-    """(AGENTS, agent_definition), importing the repository's `launch.registry` (the site is built from its root)."""
+    """(AGENTS, agent_definition), importing the repository's `launch.registry` (the site is built from its root);
+    every agent is imported here, under a filter of the libraries' deprecation notices."""
     if str(_ROOT) not in sys.path:
         sys.path.insert(0, str(_ROOT))
     with warnings.catch_warnings():  # the libraries' deprecation notices, shown as INFO lines of the build
@@ -54,6 +59,23 @@ def flag_modes_table() -> str:
         for flag, flag_rule in flags.FLAGS.items()
     ]
     return "\n".join([header, rule, *rows])
+
+
+def flags_table() -> str:
+    """One row per flag of `python -m launch`, in the parser's order: how it is written, and its help text."""
+    _registry()
+    from launch.cli.train import make_parser
+
+    parser = make_parser()
+    formatter = parser._get_formatter()
+    rows = ["| flag | what it does |", "|---|---|"]
+    for action in parser._actions:
+        if action.option_strings and action.help != argparse.SUPPRESS and "--help" not in action.option_strings:
+            # As HTML: a help text's <id> is text, and a | (DIR|off) would end the table's cell.
+            invocation, text = (html.escape(part, quote=False).replace("|", "&#124;") for part in (
+                formatter._format_action_invocation(action), action.help))
+            rows.append(f"| <code>{invocation}</code> | {text} |")
+    return "\n".join(rows)
 
 
 def agents_table() -> str:
@@ -91,7 +113,7 @@ def agent_configs() -> str:
     return "\n\n".join(sections)
 
 
-_GENERATORS = {FLAG_MODES_MARKER: flag_modes_table, AGENTS_MARKER: agents_table, AGENT_CONFIGS_MARKER: agent_configs}
+_GENERATORS = {FLAGS_MARKER: flags_table, FLAG_MODES_MARKER: flag_modes_table, AGENTS_MARKER: agents_table, AGENT_CONFIGS_MARKER: agent_configs}
 
 
 def generated(markdown: str) -> str:

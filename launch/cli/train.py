@@ -114,21 +114,22 @@ def make_parser() -> FlagParser:
     parser = FlagParser(prog="python -m launch", description=description(__doc__))
     add = parser.add_flag
     add("--agent", help=f"one of: {', '.join(sorted(AGENTS))}")
-    add("--env", help="a gymnasium environment id, e.g. CartPole-v1; dm_control/<domain>-<task> for the DeepMind "
-                       "Control Suite, e.g. dm_control/walker-walk; mpe/<name> for multi-agent agents (anakin: "
-                       "gymnax/<id>, or jaxmarl/<id> for multi-agent agents)")
+    add("--env", help="a gymnasium environment id, e.g. CartPole-v1; mpe/<name> for multi-agent agents (anakin: "
+                       "gymnax/<id>, or jaxmarl/<id> for multi-agent agents). A module:Env-v0 id makes gymnasium "
+                       "import the module, so it is taken only as typed here, never read back from a run directory")
     add("--steps", 100_000, type=_bounded(int, 1),
         help="environment steps to train for (offline: learner steps); default 100000")
     add("--seed", 0, type=_bounded(int, 0, maximum=MAX_SEED),
         help=f"0 to {MAX_SEED} (JAX's PRNGKey keeps 32 bits of a seed); default 0")
-    add("--run-dir", help="where config.json, CSV logs, learning_curve.png, checkpoints and summary.json go")
+    add("--run-dir", help="where config.json, CSV logs, learning_curve.png, checkpoints and summary.json go; a "
+                          "non-empty one needs --overwrite, and one process at a time runs it (a second exits 2)")
     add("--overwrite", False, action="store_true", help="replace what a non-empty --run-dir holds")
     add("--config", [], action="append", metavar="FIELD=VALUE",
         help="set a field of the agent's config (repeatable), e.g. --config learning_rate=3e-4 (--list-config "
              "lists them)")
     add("--preset", metavar="NAME",
         help=f"start the agent's config from a preset's per-task hyperparameters (launch/presets/NAME.json: "
-             f"{', '.join(preset_names())}); --config overrides win over it")
+             f"{', '.join(preset_names())}); --config overrides win over it, and --resume keeps it")
     add("--eval-every", type=_bounded(int, 0),
         help="actor steps (offline: learner steps) between evaluations; 0: no evaluator. Default: 0 online, "
              f"{OfflineExperimentConfig.evaluation_every} offline")
@@ -153,7 +154,8 @@ def make_parser() -> FlagParser:
     add("--bind-address", metavar="ADDR",
         help="the address every server of the run listens on (Reverb, Launchpad's nodes, a local Ray; single: "
              "with --replay reverb): default 127.0.0.1, this machine only, or with --ray-address the address this "
-             "machine reaches the cluster from; 0.0.0.0: every interface (docs/runs.md, 'What a run exposes')")
+             "machine reaches the cluster from; 0.0.0.0: every interface (local_mt and local_mp take these two "
+             "only). --resume never reads it from the run directory (docs/runs.md, 'What a run exposes')")
     add("--ray-resources", "", metavar="GROUP=RESOURCE[:AMOUNT],...",
         help="--launch ray: custom Ray resources each node of a group needs, e.g. actor=worker,learner=head")
     add("--ray-max-restarts", 3, type=_bounded(int, 0),
@@ -172,7 +174,8 @@ def make_parser() -> FlagParser:
         help=f"minutes between checkpoints of a run with --run-dir (default {DEFAULT_CHECKPOINT_MINUTES}; "
              "one is also written at every clean stop)")
     add("--tensorboard", False, action="store_true", help="also write TensorBoard event files (needs --run-dir)")
-    add("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR from its latest checkpoint")
+    add("--resume", metavar="RUN_DIR",
+        help="continue the run in RUN_DIR from its latest checkpoint, launched as it was")
     add("--dataset", metavar="ID",
         help=f"train an offline agent ({', '.join(offline_agents())}) on this local Minari dataset; --steps then "
              "counts learner steps")
