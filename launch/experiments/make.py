@@ -82,20 +82,21 @@ def resolve_agent(agent: Union[str, AgentDefinition]) -> AgentDefinition:
 
 
 def definition_reference(definition: AgentDefinition) -> Optional[str]:
-    """Where an agent of your own is defined, as "module:attribute" (the module holding its builder or config
-    class, and the name it has there; for a script run as `__main__`, the script's path); None for a registered
-    agent. Only ever shown to you, never imported (a run directory does not choose code to run)."""
+    """Where an agent of your own is defined, as "module:attribute": a loaded module holding it (its builder's,
+    config class's or network factory's first), and the name it has there; for a script run as `__main__`, the
+    script's path. None for a registered agent. Only ever shown to you, never imported (a run directory does not
+    choose code to run)."""
     if definition.name in AGENTS:
         return None
-    for owner in (definition.make_builder, definition.config_class, definition.make_networks):
-        module_name = getattr(owner, "__module__", None)
-        module = sys.modules.get(module_name) if module_name else None
-        names = [name for name, value in vars(module).items() if value is definition] if module else []
+    owners = [getattr(owner, "__module__", None) for owner in
+              (definition.make_builder, definition.config_class, definition.make_networks)]
+    for module_name in dict.fromkeys([name for name in owners if name] + sorted(sys.modules)):
+        module = sys.modules.get(module_name)
+        names = [name for name, value in list(vars(module).items()) if value is definition] if module else []
         if names:
             where = getattr(module, "__file__", module_name) if module_name == "__main__" else module_name
             return f"{where}:{names[0]}"
-    module_name = getattr(definition.make_builder, "__module__", "<unknown module>")
-    return f"{module_name}:<an AgentDefinition named {definition.name!r}>"
+    return f"{owners[0] or '<unknown module>'}:<an AgentDefinition named {definition.name!r}>"
 
 
 def environment_threshold(environment: str) -> Optional[float]:
