@@ -3,6 +3,7 @@
 - every dataset a command learns from (`--dataset`) is written by an earlier `launch.cli.record` command, and every
   run directory a command reads (`--resume`, `launch.cli.evaluate RUN_DIR`, `launch.cli.record RUN_DIR`, `--policy
   RUN_DIR:N`) is the `--run-dir` of an earlier training command;
+- the commands that take seconds as written (`--list-config`, `--help`) run;
 - the offline commands (recording datasets, one policy or a mix, and learning from them) run, in order, after the
   commands that train the runs they record, with budgets cut to seconds (`--steps`, `--episodes` and `--policy`'s
   counts replaced, one evaluation episode offline), run directories and Minari datasets under a temporary directory.
@@ -131,3 +132,10 @@ def test_the_offline_commands_run_in_order(tmp_path, monkeypatch):
         argv = _shortened(argv, tmp_path)
         result = command_line(*argv, module=module)
         assert result.returncode == 0, f"python -m {module} {shlex.join(argv)}: exit {result.returncode}\n{result.stderr}"
+
+
+@pytest.mark.parametrize("argv", [argv for module, argv in readme_commands() if "--list-config" in argv or
+                                  "--help" in argv], ids=" ".join)
+def test_the_commands_that_run_in_seconds_as_written_run(argv):
+    result = command_line(*argv)
+    assert result.returncode == 0 and result.stdout.strip(), result.stderr
