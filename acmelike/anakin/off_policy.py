@@ -138,10 +138,11 @@ def inserts_per_iteration(config) -> int:
     samples = config.num_sgd_steps_per_step * config.batch_size
     inserts = samples / config.samples_per_insert
     if inserts < 1 or abs(inserts - round(inserts)) > 1e-9:
+        nearest = min((k for k in range(1, samples + 1) if samples % k == 0), key=lambda k: abs(k - inserts))
         raise ValueError(
             f"Anakin holds samples_per_insert exactly: each iteration makes num_sgd_steps_per_step * batch_size = "
             f"{samples} samples, so samples_per_insert={config.samples_per_insert} must divide it into a whole number "
-            f"of transitions per iteration (e.g. samples_per_insert={samples / max(1, round(inserts))})."
+            f"of transitions per iteration (e.g. samples_per_insert={samples / nearest}: {nearest} per iteration)."
         )
     return round(inserts)
 

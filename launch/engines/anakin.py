@@ -148,7 +148,9 @@ def _check_environment_name(agent: str, environment: str) -> None:
     """ValueError unless `environment` names a JAX environment of the kind `agent` acts in: `jaxmarl/<id>` for a
     multi-agent agent (jaxmarl installed, the id known), `gymnax/<id>` for the others."""
     multiagent = agent_definition(agent).multiagent
-    prefix, example = (JAXMARL_PREFIX, "MPE_simple_spread_v3") if multiagent else (GYMNAX_PREFIX, "CartPole-v1")
+    continuous = agent_definition(agent).action_space == "continuous"
+    prefix, example = ((JAXMARL_PREFIX, "MPE_simple_spread_v3") if multiagent
+                       else (GYMNAX_PREFIX, "Pendulum-v1" if continuous else "CartPole-v1"))
     if not environment.startswith(prefix):
         kind = "a multi-agent" if multiagent else "an"
         raise ValueError(
