@@ -293,7 +293,8 @@ def unknown_environment_message(name: str, definition: AgentDefinition) -> str:
         message += " Did you mean: " + ", ".join(repr(c) for c in close) + "?"
     return message + (
         f" Environments that fit {definition.name} ({definition.action_space} actions) with gymnasium alone: "
-        f"{', '.join(fitting) or 'none'}. Others need extra packages (see gymnasium.pprint_registry())."
+        f"{', '.join(fitting) or 'none'}. Others need extra packages (see gymnasium.pprint_registry()); the "
+        f"DeepMind Control Suite's tasks are {CONTROL_SUITE_PREFIX}<domain>-<task> (docs/environments.md)."
     )
 
 

@@ -47,6 +47,12 @@ def test_an_unknown_domain_or_task_is_one_line_listing_the_valid_ones(env, probl
     assert not os.path.exists(run_dir)
 
 
+def test_an_unknown_gymnasium_id_points_at_the_control_suites_ids():
+    result = command_line("--agent", "sac", "--env", "cartpole-swingup", "--steps", 10)
+    assert result.returncode == 2 and "Unknown gymnasium environment 'cartpole-swingup'" in result.stderr
+    assert "the DeepMind Control Suite's tasks are dm_control/<domain>-<task>" in result.stderr
+
+
 def test_a_stack_without_dm_control_names_the_extra(monkeypatch):
     monkeypatch.setattr(packages, "installed", lambda name: name != "dm_control")
     result = command_line("--agent", "sac", "--env", "dm_control/walker-walk", "--steps", 10)
