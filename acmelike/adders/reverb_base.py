@@ -16,6 +16,7 @@ import numpy as np
 
 from acmelike.adders.base import Adder
 from acmelike.adders.validation import FieldSpec, InvalidStepError, RealFieldSpec
+from acmelike.replay.remote import ReplayTimeout
 from acmelike.replay.tables import ArraySpec
 from acmelike.types import NestedArray, NestedSpec, Step
 
@@ -43,8 +44,11 @@ def step_signature(environment_spec, extras_spec: NestedSpec = (), sequence_leng
 
 
 def timed_out(error: BaseException) -> bool:
-    """Whether `error` is Reverb's DeadlineExceededError (a wait slice that ran out), without importing Reverb: only
-    a Reverb client raises one, and then `reverb.errors` is loaded; the local replay never waits."""
+    """Whether `error` is a wait slice that ran out: Reverb's DeadlineExceededError (told without importing Reverb:
+    only a Reverb client raises one, and then `reverb.errors` is loaded) or a replay node's `ReplayTimeout`
+    (`acmelike.replay.remote`). The local replay never waits."""
+    if isinstance(error, ReplayTimeout):
+        return True
     errors = sys.modules.get("reverb.errors")
     return errors is not None and isinstance(error, errors.DeadlineExceededError)
 

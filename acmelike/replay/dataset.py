@@ -6,6 +6,7 @@ import jax
 import numpy as np
 
 from acmelike.replay.local import LocalDataset, LocalReplay
+from acmelike.replay.remote import RemoteDataset, RemoteReplay
 from acmelike.types import ReplaySample, SampleInfo
 
 # How long one sample request may wait on a table's rate limiter before the pipeline ends and is built again. A
@@ -144,10 +145,13 @@ def make_dataset_iterator(
 
     A `reverb.Client` gives a `ReplayDataset` (see there; the pipeline arguments apply to it). A seeded in-process
     `LocalReplay` (acmelike.replay.local) gives its synchronous `LocalDataset`: the same batches, drawn with the
-    replay's seeded generator at the moment `next()` is called.
+    replay's seeded generator at the moment `next()` is called. A `RemoteReplay` (a replay node serving the local
+    tables, `acmelike.replay.remote`) gives a `RemoteDataset`, fetching whole batches.
     """
     if isinstance(client, LocalReplay):
         return LocalDataset(client, table, batch_size)
+    if isinstance(client, RemoteReplay):
+        return RemoteDataset(client, table, batch_size)
     return ReplayDataset(
         server_address=client.server_address,
         table=table,

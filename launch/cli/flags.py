@@ -97,7 +97,9 @@ FLAGS: Dict[str, FlagRule] = {
         "--launch local_mt, local_mp or ray (with --actors N), or drop {flag}",
     ),
     "--replay": FlagRule(("single",), {
-        **{mode: "a distributed program's nodes share one Reverb server: drop {flag}" for mode in DISTRIBUTED},
+        **{mode: "a Launchpad program's nodes share one Reverb server: drop {flag}" for mode in ("local_mt", "local_mp")},
+        "ray": "a Ray program's replay node serves the local replay's tables (a Reverb server only where the Python "
+               "API's config says replay='reverb'): drop {flag}",
         "anakin": "Anakin's replay lives inside its jitted function (and is already seeded): drop {flag}",
         "offline": "an offline run samples its dataset, not a replay: drop {flag}",
     }),

@@ -91,8 +91,8 @@ def missing_package(
     if mode in ("local_mt", "local_mp"):
         found = LAUNCHPAD.message(f"--launch {mode}") or REVERB.message(f"--launch {mode} (its replay node)")
     elif mode == "ray":
-        # The Ray engine's replay node is a Reverb server (until it serves the local tables).
-        found = REVERB.message("--launch ray (its replay node)") or RAY.message("--launch ray")
+        # The Ray engine's replay node serves the local replay's tables (launch.engines.distributed.replay_node).
+        found = RAY.message("--launch ray")
     elif mode == "offline":
         found = MINARI.message("--dataset")
     elif mode == "anakin":

@@ -110,8 +110,9 @@ class ExperimentConfig(_AgentAccess):
       replay: the single-process runner's replay. "local" (the default): the builder's tables in a seeded,
         in-process `acmelike.replay.local.LocalReplay`, sampled synchronously: the same seed gives a bit-identical
         run on the same machine and stack, and neither Reverb nor TensorFlow is imported. "reverb": an embedded,
-        in-process Reverb server with a prefetch thread, as distributed programs use; not repeatable. Distributed
-        programs always share a Reverb server, whatever this says.
+        in-process Reverb server with a prefetch thread; not repeatable. A Launchpad program's nodes always
+        share a Reverb server; a Ray program's replay node serves the local replay's tables unless this is "reverb"
+        (`launch.engines.distributed.replay_node`).
       preset: the preset (`launch/presets/<name>.json`) whose values the agent's config started from; None: none.
         Recorded in config.json, so `--resume` keeps it.
       agent_reference: for an agent of your own (an `AgentDefinition` not in `launch.registry`), where its

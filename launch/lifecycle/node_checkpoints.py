@@ -7,6 +7,7 @@ a checkpoint, so a program launched with `--resume` and a node its engine restar
 max_restarts) both carry on from the latest checkpoint:
 
     replay node    its Reverb server starts from the checkpoint's replay     ReplayCheckpointing
+                   (a node serving the local replay's tables restores it     replay_node.ReplayNode)
     counter node   the checkpoint's counts                                   restored_counter
     learner node   its training state; then a checkpoint every N minutes     LearnerCheckpoints
     actor nodes    their own state (exploration clock, RNG)                  ActorCheckpoints (checkpoints/actors/)
@@ -101,7 +102,8 @@ class LearnerCheckpoints:
       learner: the node's learner (`core.Saveable`).
       learner_counter: the learner's child counter, flushed before each save so the counts include its steps.
       counter: a handle of the counter node (its `save()`/`restore()`).
-      replay: a `reverb.Client` of the replay node (on the same filesystem: its checkpoint is moved into ours).
+      replay: a client of the replay node (a `reverb.Client`, or a `RemoteReplay` of a node serving the local
+        replay's tables; on the same filesystem: its checkpoint is moved into ours).
       environment_spec: for the snapshot written with every checkpoint.
     """
 
@@ -116,7 +118,9 @@ class LearnerCheckpoints:
         if run_dir and minutes is not None:
             self._checkpointer = Checkpointer(
                 os.path.join(run_dir, CHECKPOINTS), {"learner": learner, "counter": self._counts},
-                metadata=run_identity(config), replay_client=replay, read_replay_sizes=checkpoint_replay_sizes,
+                metadata=run_identity(config), replay_client=replay,
+                # The replay node's own format: Reverb's, or the local replay's (a RemoteReplay reads its own).
+                read_replay_sizes=getattr(replay, "checkpoint_sizes", checkpoint_replay_sizes),
                 every_minutes=minutes,
             )
         self.restored_step = self._restore()

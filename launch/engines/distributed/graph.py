@@ -6,18 +6,25 @@
 
 `launch.engines.distributed.launchpad_engine` turns the graph into a Launchpad program and `launch.engines.distributed.ray_engine` into Ray actors; neither
 repeats a node's body (`launch.engines.distributed.nodes`). A `Ref` in a node's arguments is replaced, inside the node's own
-process, by the engine's client of that node (for the replay node: a `reverb.Client`).
+process, by the engine's client of that node (for a Reverb replay node: a `reverb.Client`; for a LOCAL_REPLAY node:
+an `acmelike.replay.remote.RemoteReplay` over the engine's client).
+
+The replay node is a Reverb server (REPLAY) when `config.replay` is "reverb" (Launchpad's programs always), else
+a service over the local replay's tables (LOCAL_REPLAY, `launch.engines.distributed.replay_node`), which the Ray
+engine runs where Reverb is not installed.
 """
 
 import dataclasses
 from typing import Any, Callable, Dict, List, Tuple
 
 from launch.engines.distributed import nodes
+from launch.engines.distributed.replay_node import ReplayNode
 from launch.lifecycle import node_checkpoints
 from launch.experiments.config import ExperimentConfig
 
 REPLAY = "replay"  # a Reverb server over `constructor()`'s tables
 SERVICE = "service"  # an object whose methods other nodes call, and whose `run()` (if any) the engine runs
+LOCAL_REPLAY = "local_replay"  # a SERVICE serving the local replay's tables; other nodes receive a RemoteReplay
 # Groups whose node an engine restarts when its process dies (Ray's max_restarts, local_mp's NODE_RESTARTS): an actor
 # is rebuilt from the config and its own checkpoint; a node of another group stops the program when it dies.
 RESTARTABLE_GROUPS = ("actor",)
@@ -38,7 +45,7 @@ class Node:
       name: unique in the program (`actor_0`); failures and logs are named after it.
       group: what the node is (`actor`); engines group nodes and place them by it.
       kind: REPLAY (the constructor returns the Reverb tables; `kwargs["checkpointer"]`, if there, is called in the
-        node's process for the server's Reverb checkpointer) or SERVICE.
+        node's process for the server's Reverb checkpointer), LOCAL_REPLAY or SERVICE.
     """
 
     name: str
@@ -77,8 +84,12 @@ def experiment_graph(config: ExperimentConfig, num_actors: int) -> List[Node]:
         raise ValueError(f"num_actors must be >= 1, got {num_actors}.")
     run_dir = config.run_dir
     replay, counter, learner = Ref("replay"), Ref("counter"), Ref("learner")
+    if config.replay == "reverb":
+        replay_node = Node("replay", "replay", REPLAY, ReplayTables(config), kwargs=replay_checkpointing(config))
+    else:
+        replay_node = Node("replay", "replay", LOCAL_REPLAY, ReplayNode, (config,))
     graph = [
-        Node("replay", "replay", REPLAY, ReplayTables(config), kwargs=replay_checkpointing(config)),
+        replay_node,
         Node("counter", "counter", SERVICE, node_checkpoints.restored_counter, (config,)),
         Node("learner", "learner", SERVICE, nodes.LearnerNode, (config, replay, counter, run_dir)),
     ]

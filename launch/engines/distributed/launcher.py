@@ -46,10 +46,10 @@ def run_distributed(
         raise ValueError(f"Unknown launch type {launch_type!r}. Choose one of: {', '.join(LAUNCH_TYPES)}.")
     if ray_options is not None and launch_type != "ray":
         raise ValueError(f"ray_options are for launch_type='ray', not {launch_type!r}.")
-    # `replay` is the single-process runner's choice (default "local"); a program's nodes share one Reverb server,
-    # and its config.json says so.
-    config = dataclasses.replace(config, replay="reverb")
+    # A Launchpad program's nodes share one Reverb server, and its config.json says so. A Ray program's replay node
+    # serves the local replay's tables unless the config asks for "reverb" (`graph.experiment_graph`).
     if launch_type != "ray":
+        config = dataclasses.replace(config, replay="reverb")
         check_launchpad_bind_address(options.bind_address)
     config = supervisor.prepare_run_directory(config, options, launch_type, num_actors)
     if launch_type == "ray":

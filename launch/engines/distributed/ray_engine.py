@@ -6,10 +6,11 @@
 
 One generic host (`NodeHost`) builds any node of the graph inside its own Ray actor process: it installs a Ray
 `runtime.Runtime` there (so the node's `runtime.stop_event()` is set when the driver stops the program, and its
-`runtime.stop_program()` tells the driver), turns each `Ref` into a client (a `reverb.Client` of the Reverb server
-that lives inside the replay host; for other nodes a `RayClient` with `client.method(...)` and
-`client.futures.method(...)`), serves the node's methods from a thread pool (`max_concurrency`), and runs the node's
-`run()`. Node bodies are `launch.engines.distributed.nodes`' own; nothing here repeats them.
+`runtime.stop_program()` tells the driver), turns each `Ref` into a client (of the replay node: a `reverb.Client` of
+the Reverb server inside its host when `config.replay` is "reverb", else an `acmelike.replay.remote.RemoteReplay`
+over a `RayClient` of the host serving the local replay's tables, `replay_node`; of other nodes a `RayClient` with
+`client.method(...)` and `client.futures.method(...)`), serves the node's methods from a thread pool
+(`max_concurrency`), and runs the node's `run()`. Node bodies are `launch.engines.distributed.nodes`' own; nothing here repeats them.
 
 Placement: `RayOptions.resources` maps a graph group (replay, counter, learner, actor, evaluator, steps_limiter) to
 the custom Ray resources each node of that group needs, e.g. actors on machines started with
@@ -42,7 +43,7 @@ from launch.engines.bind_address import listen_on
 from launch.engines.distributed import runtime, supervisor
 from launch.experiments.config import ExperimentConfig
 from launch.experiments.interrupts import StopRequests
-from launch.engines.distributed.graph import REPLAY, RESTARTABLE_GROUPS, SERVICE, Node, Ref, experiment_graph
+from launch.engines.distributed.graph import LOCAL_REPLAY, REPLAY, RESTARTABLE_GROUPS, Node, Ref, experiment_graph
 from launch.engines.distributed.import_path import node_environment
 
 COORDINATOR = "coordinator"  # the driver's mailbox; hosts are named after their nodes, in the run's own namespace
@@ -166,7 +167,7 @@ class Coordinator:
 class NodeHost:
     """Builds one graph node in this Ray actor's process, serves its methods and runs its `run()`.
 
-    `endpoints` maps each node this one references to (REPLAY, its Reverb address) or (SERVICE, its host's actor
+    `endpoints` maps each node this one references to (REPLAY, its Reverb address) or (its kind, its host's actor
     name). Hosts find each other by name in the run's namespace: a handle passed to a constructor would make Ray
     warn that a restart may fail (ray-project/ray#53727).
     """
@@ -220,6 +221,10 @@ def _client(kind: str, target: str):
         import reverb
 
         return reverb.Client(target)
+    if kind == LOCAL_REPLAY:
+        from acmelike.replay.remote import RemoteReplay
+
+        return RemoteReplay(RayClient(ray.get_actor(target)))
     return RayClient(ray.get_actor(target))
 
 
@@ -276,7 +281,7 @@ class RayProgram:
             if node.kind == REPLAY:
                 endpoints[node.name] = (REPLAY, ray.get(host.call.remote("address")))
             else:
-                endpoints[node.name] = (SERVICE, node.name)
+                endpoints[node.name] = (node.kind, node.name)
         for node in self._graph:
             self._runs[self._hosts[node.name].run.remote()] = node.name
 
@@ -372,9 +377,8 @@ def _start_ray(options: RayOptions, run_dir: str, bind_address: Optional[str]) -
 
     Every server this process and the Ray it starts bind listens on `bind_address` (`launch.engines.bind_address`):
     by default 127.0.0.1, or, joining a cluster, the address this machine reaches it from. With a Ray that has
-    token authentication, it is on (`_use_token_authentication`)."""
-    import ray
-
+    token authentication, it is on (`_use_token_authentication`, before Ray is imported: Ray reads its
+    authentication settings once, when it is first imported)."""
     # A namespace of its own: the hosts' names (the graph's node names) never meet another run's on a shared cluster.
     # Workers import what this process can (`import_path`): a builder from the user's own module unpickles there
     # too. On a cluster, these directories must exist on every machine (or the module be installed there).
@@ -385,6 +389,8 @@ def _start_ray(options: RayOptions, run_dir: str, bind_address: Optional[str]) -
     if options.address:
         listen_on(bind_address or _address_towards(options.address), here=True)
         _use_token_authentication(local=False)
+        import ray
+
         ray.init(address=options.address, **common)
         return None, False
     host = listen_on(bind_address, here=True)
@@ -423,12 +429,13 @@ def _use_token_authentication(local: bool) -> None:
     inherited by its daemons and workers; nothing written to ~/.ray); a cluster's token is the one it was started
     with, which Ray reads from RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH or ~/.ray/auth_token. An older Ray has none:
     joining a cluster says so, since its ports then take calls from anyone who reaches them."""
-    import ray
+    from importlib.metadata import version as installed_version
 
-    version = tuple(int(part) for part in ray.__version__.split(".")[:2] if part.isdigit())
+    ray_version = installed_version("ray")
+    version = tuple(int(part) for part in ray_version.split(".")[:2] if part.isdigit())
     if version < TOKEN_AUTHENTICATION:
         if not local:
-            print(f"[ray] Ray {ray.__version__} has no token authentication (Ray >= 2.52): anyone who reaches the "
+            print(f"[ray] Ray {ray_version} has no token authentication (Ray >= 2.52): anyone who reaches the "
                   f"cluster's ports can run code on it; keep it on a network only its machines reach "
                   f"(docs/runs.md, 'What a run exposes').", flush=True)
         return
@@ -437,8 +444,19 @@ def _use_token_authentication(local: bool) -> None:
 
 
 def _init_local(temp_dir: str, wanted, common, host: str) -> None:
-    import ray
+    import ipaddress
 
+    import ray
+    from ray._private import ray_constants
+
+    if ipaddress.ip_address(host).is_loopback:
+        # Ray >= 2.5x turns a loopback node address into the address this machine is reached at from outside
+        # (`services.resolve_ip_for_localhost`), where nothing listens (every server here binds `host`), and then
+        # waits forever for its GCS. A Ray that is not a cluster (Ray's own setting for Windows and macOS) keeps the
+        # loopback address: this process reads the flag from ray_constants, Ray's daemons and workers from the
+        # environment they inherit.
+        os.environ[ray_constants.ENABLE_RAY_CLUSTERS_ENV_VAR] = "0"
+        ray_constants.ENABLE_RAY_CLUSTER = False
     ray.init(
         address="local",  # never attach to a cluster found by RAY_ADDRESS or /tmp/ray: that takes --ray-address
         _node_ip_address=host,  # Ray's own servers listen on its node address
@@ -465,14 +483,14 @@ def run_ray_program(
     """`launch.run_distributed(..., launch_type="ray")` after the shared run-directory preparation: runs the
     program on Ray, supervises it, and returns the summary (restarts and Ray's start-up time added). Raises
     `DistributedRunError` naming the node that failed or died. Ray is shut down, and the actors gone, in every case."""
-    import ray
-
     options = options or RayOptions()
     run_dir = config.run_dir
     graph = experiment_graph(config, num_actors)
     print(describe_graph(graph, options), flush=True)
     start = time.time()
     temp_dir, fallback = _start_ray(options, run_dir, bind_address)
+    import ray  # after `_start_ray`, which sets Ray's authentication up before Ray is first imported
+
     init_seconds = time.time() - start
     program = RayProgram(graph, options)
     try:

@@ -1,0 +1,204 @@
+"""The replay node that serves the local replay's tables (acmelike/replay/remote.py), and the Ray engine running
+on it (launch/engines/distributed/replay_node.py): today's stack, no Reverb.
+
+The server's semantics are tested in this process (its methods called from threads, as a Ray actor's thread pool
+calls them): rate limiting, blocking and unblocking, priorities, and the same items, samples and counts as a
+`LocalReplay` under the same calls. The Ray tests (marked `alone`, like tests/engines/test_ray.py) share one Ray
+instance per module: a writer killed mid-insert loses only its unfinished item; then DQN programs on Ray from the
+command line (each starts Ray of its own): a short run whose actor is killed and restarted, resumed from its
+checkpoint; and (long) DQN learning CartPole.
+"""
+
+import concurrent.futures
+import json
+import os
+import signal
+import threading
+import time
+
+import dm_env
+import numpy as np
+import pytest
+
+from acmelike.adders.transition import NStepTransitionAdder
+from acmelike.replay import LocalReplay, make_dataset_iterator
+from acmelike.replay import tables as replay_tables
+from acmelike.replay.remote import RemoteDataset, RemoteReplay, ReplayServer
+from acmelike.specs import make_environment_spec
+from acmelike.wrappers import make_gymnasium_environment
+from stack import long_test
+
+TABLE = "t"
+
+
+class ThreadHandle:
+    """The engine's client of a server in this process: `handle.method(...)` and `handle.futures.method(...)`, each
+    call on a pool thread, as a Ray actor with max_concurrency serves them."""
+
+    def __init__(self, server):
+        self._server = server
+        self._pool = concurrent.futures.ThreadPoolExecutor(8)
+        pool = self._pool
+
+        class Futures:
+            def __getattr__(self, method):
+                return lambda *args: pool.submit(getattr(server, method), *args)
+
+        self.futures = Futures()
+
+    def __getattr__(self, method):
+        if method.startswith("_"):
+            raise AttributeError(method)
+        return getattr(self._server, method)
+
+    def close(self):
+        self._server.close()
+        self._pool.shutdown(wait=True)
+
+
+@pytest.fixture
+def served():
+    """(server, RemoteReplay of it) for a list of TableSpecs; the server is closed (its waits end) at the end."""
+    handles = []
+
+    def serve(tables, seed=0):
+        server = ReplayServer(tables, seed=seed)
+        handles.append(ThreadHandle(server))
+        return server, RemoteReplay(handles[-1])
+
+    yield serve
+    for handle in handles:
+        handle.close()
+
+
+def _item_signature():
+    return {"x": replay_tables.ArraySpec((2,), np.float32)}
+
+
+def _groups(values, priorities=None):
+    """`ReplayServer.insert`'s groups for items {"x": [v, v]}."""
+    import jax
+
+    treedef = jax.tree_util.tree_structure({"x": 0})
+    values = np.asarray(values, np.float32)
+    priorities = np.ones(len(values)) if priorities is None else np.asarray(priorities, np.float64)
+    return [(TABLE, treedef, priorities, [np.stack([values, values], axis=1)])]
+
+
+def _limited_table(**limits):
+    return replay_tables.uniform_table(name=TABLE, max_size=100, signature=_item_signature(),
+                                       rate_limiter=replay_tables.sample_to_insert_ratio(**limits))
+
+
+def _in_thread(function, *args):
+    result = {}
+    thread = threading.Thread(target=lambda: result.setdefault("value", function(*args)), daemon=True)
+    thread.start()
+    return thread, result
+
+
+def test_a_sample_waits_for_data_and_an_insert_lets_it_go(served):
+    server, _ = served([_limited_table(samples_per_insert=1.0, min_size_to_sample=2, error_buffer=10.0)])
+    started = time.monotonic()
+    assert server.sample(TABLE, 1, 0.2) is None and time.monotonic() - started >= 0.2  # empty: waits, then None
+    thread, result = _in_thread(server.sample, TABLE, 2, 5.0)
+    time.sleep(0.2)
+    assert thread.is_alive()  # waiting for min_size_to_sample items
+    assert server.insert(_groups([1.0, 2.0])) == 2
+    thread.join(5.0)
+    assert sorted(result["value"].data["x"][:, 0].tolist()) in ([1.0, 1.0], [1.0, 2.0], [2.0, 2.0])
+
+
+def test_an_insert_waits_while_the_actors_are_too_far_ahead_and_samples_release_it(served):
+    # min_diff = 2 - 2 = 0, max_diff = 2 + 2 = 4: past the first 2 items, an insert waits while inserts - samples > 4.
+    server, _ = served([_limited_table(samples_per_insert=1.0, min_size_to_sample=2, error_buffer=2.0)])
+    thread, result = _in_thread(server.insert, _groups([0, 1, 2, 3, 4, 5]))
+    time.sleep(0.3)
+    assert thread.is_alive() and server.server_info()[TABLE].current_size == 4  # held back at the 5th item
+    assert server.sample(TABLE, 1, 1.0) is not None  # one sample lets exactly one more item in
+    time.sleep(0.2)
+    assert thread.is_alive() and server.server_info()[TABLE].current_size == 5
+    assert server.sample(TABLE, 1, 1.0) is not None
+    thread.join(5.0)
+    assert result["value"] == 6 and server.server_info()[TABLE].current_size == 6
+    # close() ends a held insert: it answers how many went in.
+    thread, result = _in_thread(server.insert, _groups([6, 7]))
+    time.sleep(0.2)
+    server.close()
+    thread.join(5.0)
+    assert result["value"] == 0
+
+
+def test_priorities_decide_what_is_sampled_and_mutations_arrive_in_order(served):
+    table = replay_tables.prioritized_table(name=TABLE, max_size=10, priority_exponent=1.0,
+                                            rate_limiter=replay_tables.min_size(1), signature=_item_signature())
+    server, replay = served([table])
+    assert server.insert(_groups([0.0, 1.0, 2.0], priorities=[0.0, 0.0, 1.0])) == 3
+    first, _, last = server._replay.table(TABLE).state()[1]["key"].tolist()  # in insertion order
+    assert set(server.sample(TABLE, 16, 1.0).info.key.tolist()) == {last}  # priority 0 is never sampled
+    # Sent without waiting; a second update waits for the first, so they arrive in order and the last one wins.
+    replay.mutate_priorities(TABLE, updates={last: 0.0, first: 1.0})
+    replay.mutate_priorities(TABLE, updates={first: 0.0, last: 3.0})
+    replay.mutate_priorities(TABLE, updates={last: 0.0, first: 2.0})
+    replay._priority_update.result(5.0)
+    sample = server.sample(TABLE, 16, 1.0)
+    assert set(sample.info.key.tolist()) == {first} and set(sample.data["x"][:, 0].tolist()) == {0.0}
+    assert np.allclose(sample.info.probability, 1.0)
+
+
+def _cartpole_adder_calls():
+    """An NStepTransitionAdder's signature and its calls for 6 CartPole-like episodes of fixed lengths."""
+    spec = make_environment_spec(make_gymnasium_environment("CartPole-v1", 0))
+    signature = NStepTransitionAdder.signature(spec)
+    rng = np.random.default_rng(0)
+
+    def drive(adder):
+        for length in (5, 9, 3, 12, 7, 4):
+            adder.add_first(dm_env.restart(rng.standard_normal(4).astype(np.float32)))
+            for t in range(length):
+                observation = rng.standard_normal(4).astype(np.float32)
+                step = dm_env.termination(1.0, observation) if t == length - 1 else dm_env.transition(1.0, observation)
+                adder.add(np.int64(t % 2), step)
+        adder.close()
+
+    return signature, drive
+
+
+def test_the_same_calls_give_the_same_items_samples_and_counts_as_a_local_replay(served):
+    signature, _ = _cartpole_adder_calls()
+    table = replay_tables.uniform_table(name=TABLE, max_size=25, signature=signature,
+                                        rate_limiter=replay_tables.min_size(4))
+    local = LocalReplay([table], seed=3)
+    server, remote = served([table], seed=3)
+    for client in (local, remote):
+        _, drive = _cartpole_adder_calls()  # the same episodes again
+        drive(NStepTransitionAdder(client=client, table_names=TABLE, n_step=3, discount=0.9))
+    local_samples = [local.table(TABLE).sample(8) for _ in range(5)]
+    remote_samples = [server.sample(TABLE, 8, 1.0) for _ in range(5)]
+    for ours, theirs in zip(local_samples, remote_samples):
+        assert np.array_equal(ours.info.key, theirs.info.key)
+        assert np.array_equal(ours.data.observation, theirs.data.observation)
+    local_meta, local_arrays = local.table(TABLE).state()
+    (remote_meta, remote_arrays), = [server._replay.table(TABLE).state()]
+    assert local_meta["rate_limiter"] == remote_meta["rate_limiter"] == {"inserts": 40, "samples": 40, "deletes": 15}
+    assert local_meta["size"] == remote_meta["size"] == 25
+    assert all(np.array_equal(local_arrays[name], remote_arrays[name]) for name in local_arrays)
+    # The learner's dataset over the remote replay: whole batches, one request ahead; close() lets a wait go.
+    dataset = make_dataset_iterator(client=remote, table=TABLE, batch_size=8)
+    assert isinstance(dataset, RemoteDataset) and dataset.samples_per_next == {TABLE: 8}
+    assert next(dataset).data.observation.shape == (8, 4)
+    dataset.close()
+    with pytest.raises(StopIteration):
+        next(dataset)
+
+
+def test_checkpoint_and_restore_round_trip_in_the_local_replay_format(served, tmp_path):
+    server, replay = served([_limited_table(samples_per_insert=1.0, min_size_to_sample=1, error_buffer=50.0)])
+    server._staging_dir = str(tmp_path)
+    server.insert(_groups([1.0, 2.0, 3.0]))
+    path = replay.checkpoint()
+    assert os.path.dirname(path) == str(tmp_path) and RemoteReplay.checkpoint_sizes(path) == {TABLE: 3}
+    again, _ = served([_limited_table(samples_per_insert=1.0, min_size_to_sample=1, error_buffer=50.0)])
+    again.restore(path)
+    assert again.server_info()[TABLE].current_size == 3
+    assert np.array_equal(again.sample(TABLE, 4, 1.0).info.key, server.sample(TABLE, 4, 1.0).info.key)
