@@ -77,8 +77,9 @@ test-long: venv venv-launchpad
 notebook: venv
 	$(VENV)/bin/jupyter execute notebooks/*.ipynb
 
-# The documentation site. mkdocstrings reads docstrings by static analysis (griffe): nothing of ours is imported.
-# --strict turns every warning (a broken link, a missing snippet) into an error.
+# The documentation site. mkdocstrings reads docstrings by static analysis (griffe); docs/hooks.py imports the registry
+# (no TensorFlow or Reverb) to generate the agent, config and flag tables. --strict turns every warning (a broken
+# link, a missing snippet) into an error. The site navigates opened from disk: open site/index.html.
 $(VENV)/.docs-installed: $(VENV)/.installed setup.py constraints-latest.txt
 	$(PY) -m pip install --quiet -c constraints-latest.txt -e '.[docs]'
 	touch $@
