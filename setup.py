@@ -6,7 +6,8 @@ from setuptools import find_packages, setup
 # mctx: MuZero's tree search (0.0.5 is the newest for Python 3.10; constraints.txt pins it).
 CORE = ["jax", "jaxlib", "flax", "optax", "rlax", "chex", "dm-env", "gymnasium", "numpy", "matplotlib",
         "orbax-checkpoint", "mctx"]
-# --launch ray: the program graph as Ray actors (ray 2.48.0 is the newest beside TensorFlow 2.8's protobuf < 3.20).
+# --launch ray: the program graph as Ray actors (ray 2.48.0 is the newest beside TensorFlow 2.8's protobuf < 3.20;
+# today's stack: 2.60.0, constraints-latest.txt).
 RAY = ["ray"]
 # Replay and launch (Python 3.10 only): pin exact versions through constraints.txt.
 FULL = ["tensorflow-cpu", "dm-reverb", "dm-launchpad", "numpy<2"] + RAY
@@ -29,9 +30,12 @@ RESULTS = ["rliable"]
 MULTIAGENT = ["pettingzoo", "mpe2"]
 # JaxMARL's MPE for multi-agent --launch anakin: Python 3.11+ only (constraints-latest.txt pins it).
 MULTIAGENT_JAX = ['jaxmarl; python_version >= "3.11"']
+# --launch ray on today's stack (its replay node serves the local tables), which the tests run programs on; the
+# classic stack's Ray comes with FULL.
+RAY_TODAY = ['ray; python_version >= "3.11"']
 # pytest-xdist: `make test` runs on every core (tests/conftest.py shares one compilation cache between workers).
 TEST = (["pytest", "pytest-xdist", "psutil", "hypothesis"] + ANAKIN + OFFLINE + TENSORBOARD + RENDER + MINATAR
-        + MULTIAGENT + MULTIAGENT_JAX + DMC)
+        + MULTIAGENT + MULTIAGENT_JAX + DMC + RAY_TODAY)
 # Running notebooks/ (`make notebook`; `make test` runs them on a short budget).
 NOTEBOOK = ["jupyter", "ipykernel"]
 # The documentation site (`make docs`): mkdocs-material, and mkdocstrings reading docstrings by static analysis

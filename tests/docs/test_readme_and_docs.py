@@ -100,16 +100,21 @@ def _commands(text):
 @pytest.mark.parametrize("page", PAGES + sorted((ROOT / "agents").glob("*/README.md")),
                          ids=lambda page: str(page.relative_to(ROOT)))
 def test_commands_run_by_the_stack_that_can_run_them(page):
-    """A command needing the classic stack (a Launchpad or Ray program, --replay reverb) names its venv,
-    .venv-launchpad; every other one names today's, .venv (make demo's): pasted as written, each runs."""
-    wrong = []
+    """A command needing the classic stack (a Launchpad program, --replay reverb) names its venv, .venv-launchpad;
+    a Ray program runs on either; every other one names today's, .venv (make demo's): pasted as written, each runs."""
+    wrong, classic_runs = [], set()  # run directories the page made on the classic stack: --resume them there
     for block in re.findall(r"```bash\n(.*?)```", _text(page), re.DOTALL):
         for line in block.replace("\\\n", " ").splitlines():
             command = line.split("#")[0].strip()
             venv = re.match(r"^(\.venv[\w-]*)/bin/python -m launch\s", command)
             if venv:
-                classic = re.search(r"--launch (local_mp|local_mt|ray)\b|--replay reverb\b", command)
-                if venv.group(1) != (".venv-launchpad" if classic else ".venv"):
+                classic = re.search(r"--launch (local_mp|local_mt)\b|--replay reverb\b", command)
+                run_dir = re.search(r"--(?:run-dir|resume) (\S+)", command)
+                if classic and run_dir:
+                    classic_runs.add(run_dir.group(1))
+                classic = classic or re.search(r"--resume (\S+)", command) and run_dir.group(1) in classic_runs
+                either = re.search(r"--launch ray\b", command) and not classic
+                if not either and venv.group(1) != (".venv-launchpad" if classic else ".venv"):
                     wrong.append(command)
     assert not wrong, f"{page.relative_to(ROOT)}: these commands name the wrong venv: {wrong}"
 
