@@ -92,7 +92,8 @@ def definition_reference(definition: AgentDefinition) -> Optional[str]:
               (definition.make_builder, definition.config_class, definition.make_networks)]
     for module_name in dict.fromkeys([name for name in owners if name] + sorted(sys.modules)):
         module = sys.modules.get(module_name)
-        names = [name for name, value in list(vars(module).items()) if value is definition] if module else []
+        namespace = getattr(module, "__dict__", None) or {}  # sys.modules may hold objects that are not modules
+        names = [name for name, value in list(namespace.items()) if value is definition]
         if names:
             where = getattr(module, "__file__", module_name) if module_name == "__main__" else module_name
             return f"{where}:{names[0]}"
