@@ -29,6 +29,7 @@ ORDER = [
     "anakin_conv_torso",
     "distributed_scaling",
     "engine_overhead",
+    "ray_replay",
     "central_inference",
     "multiagent_inference",
     "anakin_ippo",

@@ -37,15 +37,16 @@ BENCHMARKS = [
     "anakin_conv_torso",
     "distributed_scaling",
     "engine_overhead",
+    "ray_replay",
     "central_inference",
     "multiagent_inference",
     "anakin_ippo",
 ]
 CLASSIC_STACK = ("replay_throughput", "startup_time", "step_profile", "batched_acting", "distributed_scaling",
-                 "engine_overhead", "central_inference", "multiagent_inference")
+                 "engine_overhead", "ray_replay", "central_inference", "multiagent_inference")
 # Informative only (no goal), and each several programs or many processes long: full mode runs them, quick mode
 # (`make bench`, < 15 minutes from a fresh clone) only when named with --only.
-FULL_ONLY = ("central_inference", "multiagent_inference")
+FULL_ONLY = ("central_inference", "multiagent_inference", "ray_replay")
 
 
 def main(argv=None):
