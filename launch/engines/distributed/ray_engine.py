@@ -306,7 +306,7 @@ class RayProgram:
                 except ray.exceptions.RayTaskError as error:
                     self.died[name] = f"raised {type(error.cause).__name__}: {error.cause}"
                 except ray.exceptions.RayActorError as error:
-                    self.died[name] = f"its process died ({_first_line(error)})"
+                    self.died[name] = f"its process died ({_first_and_last_line(error)})"
             if self.died:
                 return next(iter(self.died))
             _, ended_by = self.state()
@@ -349,9 +349,13 @@ class RayProgram:
         self._coordinator = None
 
 
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0] if text else type(error).__name__
+def _first_and_last_line(error: BaseException) -> str:
+    """What Ray says of a dead actor, shortened: its first line (how it died, in which task) and its last (the
+    error itself, e.g. the ModuleNotFoundError of a node whose config names a module its process cannot import)."""
+    lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
+    if not lines:
+        return type(error).__name__
+    return lines[0] if len(lines) == 1 else f"{lines[0]} ... {lines[-1]}"
 
 
 def placements(starts: Mapping[str, List[Mapping[str, Any]]]) -> Dict[str, Dict[str, Any]]:
