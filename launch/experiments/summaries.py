@@ -169,12 +169,13 @@ def _disk_advice(error: BaseException, run_dir: Optional[str]) -> str:
 
 def _errno_and_path(error: Optional[BaseException]):
     """(errno, the path it names or None) of `error` or of an error that caused it; where a library kept only the
-    text (shutil.Error's list of failed copies, tensorstore's "[OS error 28: ENOSPC ...]"), the number in it.
+    text (shutil.Error's list of failed copies, tensorstore's "[OS error 28: ENOSPC ...]" or, in newer versions,
+    "[os_error_code='28']"), the number in it.
     (None, None) if none says."""
     while error is not None:
         if getattr(error, "errno", None) is not None:
             return error.errno, getattr(error, "filename", None)
-        found = re.search(r"\[(?:Errno|OS error) (\d+)", str(error))
+        found = re.search(r"\[(?:Errno |OS error |os_error_code=')(\d+)", str(error))
         if found:
             return int(found.group(1)), None
         error = error.__cause__ or error.__context__
