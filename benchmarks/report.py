@@ -25,6 +25,7 @@ ORDER = [
     "step_profile",
     "batched_acting",
     "anakin_ppo",
+    "anakin_sac",
     "anakin_replay",
     "anakin_conv_torso",
     "distributed_scaling",

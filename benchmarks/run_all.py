@@ -33,6 +33,7 @@ BENCHMARKS = [
     "step_profile",
     "batched_acting",
     "anakin_ppo",
+    "anakin_sac",
     "anakin_replay",
     "anakin_conv_torso",
     "distributed_scaling",

@@ -9,6 +9,10 @@ seeds and scans it:
 
 `outputs.episode_return` and `outputs.real` are [rows_per_env, num_envs] (rows in order, environments within a
 row); `outputs.learned` and `outputs.metrics` (the update's scalars) have no axis.
+
+The runner vmaps `iteration` over seeds under the axis name `SEEDS_AXIS`. A branch on a value that is the same for
+every seed (whether the replay holds enough to sample) should reduce it across that axis first: under vmap a
+`lax.cond` on a per-seed value becomes a select that runs both branches, and copies whatever passes through them.
 """
 
 import dataclasses
@@ -18,6 +22,9 @@ import jax
 import jax.numpy as jnp
 
 from acmelike.types import SampleInfo
+
+
+SEEDS_AXIS = "seeds"
 
 
 class IterationOutputs(NamedTuple):

@@ -28,7 +28,7 @@ from typing import Any, NamedTuple, Optional
 import jax
 import jax.numpy as jnp
 
-from acmelike.anakin.agent import AnakinAgent, IterationOutputs, uniform_sample_info
+from acmelike.anakin.agent import SEEDS_AXIS, AnakinAgent, IterationOutputs, uniform_sample_info
 from acmelike.anakin.environment import JaxEnvironment
 from acmelike.anakin.trajectory_buffer import TrajectoryBuffer, TrajectoryBufferState
 from acmelike.anakin.transitions import TransitionRecorder, n_step_transitions
@@ -37,7 +37,7 @@ from acmelike.types import ReplaySample, SampleInfo
 
 class ReplayState(NamedTuple):
     buffer: TrajectoryBufferState
-    priorities: jax.Array  # [max_length, num_envs]: the priority of the transition starting at each step
+    priorities: Optional[jax.Array]  # [max_length, num_envs]: the transition starting at each step's; uniform: None
 
 
 class Sampled(NamedTuple):
@@ -85,13 +85,17 @@ class TransitionReplay:
     def init(self, example_record: Any) -> ReplayState:
         """An empty replay for records shaped like `example_record` (one environment's step)."""
         shape = (self.buffer.max_length, self.buffer.num_envs)
-        return ReplayState(self.buffer.init(example_record), jnp.ones(shape, jnp.float32))
+        priorities = jnp.ones(shape, jnp.float32) if self.prioritized else None
+        return ReplayState(self.buffer.init(example_record), priorities)
 
     def add(self, state: ReplayState, records: Any) -> ReplayState:
         """Writes `records` ([num_envs, L]); the transitions starting at them get priority 1.0."""
+        buffer = self.buffer.add(state.buffer, records)
+        if not self.prioritized:
+            return ReplayState(buffer, None)
         length = jax.tree_util.tree_leaves(records)[0].shape[1]
         times = (state.buffer.write_index + jnp.arange(length)) % self.buffer.max_length
-        return ReplayState(self.buffer.add(state.buffer, records), state.priorities.at[times].set(1.0))
+        return ReplayState(buffer, state.priorities.at[times].set(1.0))
 
     def can_sample(self, state: ReplayState) -> jax.Array:
         return self.buffer.can_sample(state.buffer)
@@ -192,14 +196,6 @@ def off_policy_agent(name: str, environment: JaxEnvironment, builder, networks, 
         replay_state = replay.init(jax.tree_util.tree_map(lambda x: x[0], example))
         return training_state, recorder_state, replay_state, key
 
-    def sgd_step(carry, key):
-        training_state, replay_state = carry
-        sample, where = replay.sample(replay_state, key)
-        training_state, metrics, extras = update_step(training_state, sample)
-        if replay.prioritized:
-            replay_state = replay.set_priorities(replay_state, where, extras["priorities"])
-        return (training_state, replay_state), metrics
-
     def iteration(carry):
         training_state, recorder_state, replay_state, key = carry
         key, unroll_key, sample_key = jax.random.split(key, 3)
@@ -209,6 +205,16 @@ def off_policy_agent(name: str, environment: JaxEnvironment, builder, networks, 
         replay_state = replay.add(replay_state, records)
         keys = jax.random.split(sample_key, sgd_steps)
 
+        # Only what learning changes passes through the branch (a select would copy the whole replay).
+        def sgd_step(carry, key):
+            training_state, priorities = carry
+            sample, where = replay.sample(replay_state._replace(priorities=priorities), key)
+            training_state, metrics, extras = update_step(training_state, sample)
+            if replay.prioritized:
+                priorities = replay.set_priorities(replay_state._replace(priorities=priorities), where,
+                                                   extras["priorities"]).priorities
+            return (training_state, priorities), metrics
+
         def learn(carry):
             return jax.lax.scan(sgd_step, carry, keys)
 
@@ -216,8 +222,11 @@ def off_policy_agent(name: str, environment: JaxEnvironment, builder, networks, 
             metrics = jax.eval_shape(learn, carry)[1]
             return carry, jax.tree_util.tree_map(lambda m: jnp.full(m.shape, jnp.nan, m.dtype), metrics)
 
-        learned = replay.can_sample(replay_state)
-        (training_state, replay_state), metrics = jax.lax.cond(learned, learn, wait, (training_state, replay_state))
+        # Every seed's replay holds as much as the others' (the same rows per iteration): one branch for all.
+        learned = jax.lax.pmin(replay.can_sample(replay_state), SEEDS_AXIS)
+        (training_state, priorities), metrics = jax.lax.cond(
+            learned, learn, wait, (training_state, replay_state.priorities))
+        replay_state = replay_state._replace(priorities=priorities)
         metrics = {metric: jnp.mean(value) for metric, value in metrics.items()}
         outputs = IterationOutputs(episode_returns, jnp.ones_like(episode_returns, bool), learned, metrics)
         return (training_state, recorder_state, replay_state, key), outputs

@@ -30,7 +30,7 @@ import numpy as np
 from acmelike.anakin import (GYMNAX_PREFIX, JAXMARL_PREFIX, JaxEnvironment, make_gymnax_environment,
                              make_jaxmarl_environment)
 from acmelike.anakin.jaxmarl import check_jaxmarl_id
-from acmelike.anakin.agent import AnakinAgent, IterationOutputs
+from acmelike.anakin.agent import SEEDS_AXIS, AnakinAgent, IterationOutputs
 from acmelike.checkpointing import CheckpointError, Checkpointer, check_metadata, read_json_state, read_metadata
 from acmelike.core import Saveable
 from acmelike.learners import NonFiniteLossError
@@ -194,7 +194,7 @@ def make_chunk(agent: AnakinAgent, length: int, may_skip: bool = True):
 
         return jax.lax.scan(body, carry, jnp.arange(length))
 
-    return jax.jit(jax.vmap(one_seed, in_axes=(0, None)), donate_argnums=0)
+    return jax.jit(jax.vmap(one_seed, in_axes=(0, None), axis_name=SEEDS_AXIS), donate_argnums=0)
 
 
 def compile_chunk(agent: AnakinAgent, length: int, total: int, carries):
