@@ -388,15 +388,19 @@ def _start_ray(options: RayOptions, run_dir: str, bind_address: Optional[str]) -
     # too. On a cluster, these directories must exist on every machine (or the module be installed there).
     common = dict(
         include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING,
-        namespace=f"acmelike-{uuid.uuid4().hex[:12]}", runtime_env={"env_vars": node_environment()},
+        namespace=f"acmelike-{uuid.uuid4().hex[:12]}",
     )
     if options.address:
         listen_on(bind_address or _address_towards(options.address), here=True)
         _use_token_authentication(local=False)
         import ray
 
-        ray.init(address=options.address, **common)
+        ray.init(address=options.address, runtime_env={"env_vars": node_environment()}, **common)
         return None, False
+    # A local Ray's daemons and workers inherit this process's environment (as they inherit the bind address): no
+    # runtime_env, whose agent a loaded machine starts too slowly for the raylet, which then fails every worker
+    # ("Runtime Env Agent timed out in 30000ms").
+    os.environ.update(node_environment())
     host = listen_on(bind_address, here=True)
     _use_token_authentication(local=True)
     temp_dir, fallback = ray_temp_dir(run_dir)
