@@ -10,11 +10,14 @@ checkpoint; and (long) DQN learning CartPole.
 """
 
 import concurrent.futures
+import importlib.util
 import json
 import os
+import shutil
 import signal
 import threading
 import time
+import warnings
 
 import dm_env
 import numpy as np
@@ -26,6 +29,7 @@ from acmelike.replay import tables as replay_tables
 from acmelike.replay.remote import RemoteDataset, RemoteReplay, ReplayServer
 from acmelike.specs import make_environment_spec
 from acmelike.wrappers import make_gymnasium_environment
+from program_launcher import Launcher, last_json_line
 from stack import long_test
 
 TABLE = "t"
@@ -202,3 +206,167 @@ def test_checkpoint_and_restore_round_trip_in_the_local_replay_format(served, tm
     again.restore(path)
     assert again.server_info()[TABLE].current_size == 3
     assert np.array_equal(again.sample(TABLE, 4, 1.0).info.key, server.sample(TABLE, 4, 1.0).info.key)
+
+
+# Ray: one instance for the in-process tests below (the programs start Ray of their own, from the command line).
+
+
+@pytest.fixture(scope="module")
+def ray_here(tmp_path_factory):
+    """Ray started as the engine starts it (loopback only, token authentication where Ray has it: set up before Ray
+    is first imported, so not through `require`); this process's environment is put back afterwards."""
+    if importlib.util.find_spec("ray") is None:
+        pytest.skip("needs ray, an optional package: pip install -e '.[test]'")
+    from launch.engines.distributed import ray_engine
+
+    environment = dict(os.environ)
+    run_dir = str(tmp_path_factory.mktemp("ray"))
+    with warnings.catch_warnings():  # that pytest's own in-process servers are not fenced: it starts none
+        warnings.filterwarnings("ignore", message="this process was started without", category=RuntimeWarning)
+        temp_dir, fallback = ray_engine._start_ray(ray_engine.RayOptions(), run_dir, None)
+    import ray
+
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+        if fallback:
+            shutil.rmtree(temp_dir, ignore_errors=True)
+        os.environ.clear()
+        os.environ.update(environment)
+
+
+class _ReplayHost:
+    """A replay server in a Ray actor, its methods served as `ray_engine.NodeHost` serves a node's: `call`."""
+
+    def __init__(self, tables):
+        self._server = ReplayServer(tables, seed=0)
+
+    def call(self, method, *args):
+        return getattr(self._server, method)(*args)
+
+
+class _Writer:
+    """An actor's writer in a process of its own: `count` finished items, one unfinished, then waits on flush."""
+
+    def __init__(self, host):
+        from launch.engines.distributed.ray_engine import RayClient
+
+        self._writer = RemoteReplay(RayClient(host)).trajectory_writer(num_keep_alive_refs=1)
+
+    def write(self, count: int) -> str:
+        for i in range(count):
+            self._writer.append({"x": np.full(2, i, np.float32)})
+            self._writer.create_item(TABLE, 1.0, {"x": self._writer.history["x"][-1]})
+        self._writer.append({"x": np.full(2, -1.0, np.float32)})  # the unfinished item: no item references it yet
+        self._writer.flush(0)  # sends all; held back by the rate limiter
+        return "flushed"
+
+
+@pytest.mark.alone
+def test_a_writer_killed_mid_insert_loses_nothing_but_its_unfinished_item(ray_here):
+    ray = ray_here
+    # Inserts wait once inserts - samples > 4 (past the first 2 items): the writer's 10 items stop after 4.
+    host = ray.remote(_ReplayHost).options(max_concurrency=8).remote(
+        [_limited_table(samples_per_insert=1.0, min_size_to_sample=2, error_buffer=2.0)])
+    writer = ray.remote(_Writer).remote(host)
+    writing = writer.write.remote(10)
+
+    def size():
+        return ray.get(host.call.remote("server_info"))[TABLE].current_size
+
+    deadline = time.monotonic() + 60
+    while size() < 4 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(0.5)
+    assert size() == 4 and not ray.wait([writing], timeout=0)[0]  # held back mid-insert
+    ray.kill(writer)  # its process dies (SIGKILL) while its insert waits on the server
+    with pytest.raises(ray.exceptions.RayActorError):
+        ray.get(writing, timeout=60)
+    for _ in range(6):  # each sample lets one more item in
+        assert ray.get(host.call.remote("sample", TABLE, 1, 5.0)) is not None
+    deadline = time.monotonic() + 10
+    while size() < 10 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert size() == 10  # every finished item; the unfinished one is gone with its writer
+    values = ray.get(host.call.remote("sample", TABLE, 4, 5.0)).data["x"][:, 0]  # as many as the limiter allows
+    assert set(values.tolist()) <= set(range(10)) and -1.0 not in values
+    ray.kill(host)
+
+
+# DQN programs on Ray from the command line, with the local replay (the default, the only one on this stack).
+SMALL_DQN = ("--config", "hidden_sizes=32,32", "--config", "min_replay_size=200", "--config", "batch_size=32",
+             "--config", "epsilon_decay_steps=2000")
+
+
+def _ray_command(*args):
+    return ("--agent", "dqn", "--env", "CartPole-v1", "--launch", "ray", "--actors", 2, *args)
+
+
+def _progress(run_dir) -> dict:
+    try:
+        return json.loads((run_dir / "progress.json").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _placements(run_dir) -> dict:
+    try:
+        return json.loads((run_dir / "ray_nodes.json").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _checkpoints(run_dir) -> list:
+    directory = run_dir / "checkpoints"
+    return sorted(path for path in directory.iterdir() if path.name.isdigit()) if directory.is_dir() else []
+
+
+@pytest.mark.alone
+def test_dqn_on_ray_restarts_a_killed_actor_and_resumes_after_kill_9(tmp_path):
+    """One program: learns (learner steps > 0), its actor_0 killed and restarted by Ray, then the whole program
+    killed (SIGKILL to the launcher's process group, then to every process it started, as a crash takes all of
+    them) once it has a checkpoint; `--resume` goes on from that checkpoint to a larger budget and ends there."""
+    run_dir = tmp_path / "run"
+    first = Launcher(*_ray_command("--steps", 1_000_000, "--checkpoint-every", 0.05, "--progress-seconds", 1,
+                                   *SMALL_DQN), run_dir=run_dir, command_line=True, own_process_group=True)
+    try:
+        first.wait_until(lambda: _progress(run_dir).get("actor_steps", 0) >= 300 and "actor_0" in _placements(run_dir),
+                         400, "300 actor steps")
+        os.kill(_placements(run_dir)["actor_0"]["pid"], signal.SIGKILL)
+        first.wait_until(lambda: _placements(run_dir).get("actor_0", {}).get("restarts") == 1
+                         and _progress(run_dir).get("learner_steps", 0) > 0
+                         and _checkpoints(run_dir) and int(_checkpoints(run_dir)[-1].name) > 300, 300,
+                         "actor_0's restart, learner steps and a checkpoint")
+    finally:
+        first._record()
+        first.signal_group(signal.SIGKILL)
+        first.process.wait()
+        first.kill()  # Ray's daemons and workers, as a crash of the machine would
+    assert first.left_behind() == []
+    checkpoint = _checkpoints(run_dir)[-1]
+    metadata = json.loads((checkpoint / "metadata.json").read_text())
+    assert metadata["replay_sizes"]["priority_table"] > 0 and (checkpoint / "replay" / "local_replay.json").exists()
+    budget = int(checkpoint.name) + 600
+    resumed = Launcher("--resume", run_dir, "--steps", budget, run_dir=run_dir, command_line=True)
+    assert resumed.wait(timeout=400) == 0, resumed.output[-5000:]
+    restored = json.loads((run_dir / "resumed.json").read_text())
+    assert restored["step"] == metadata["step"] and restored["replay_sizes"] == metadata["replay_sizes"]
+    assert restored["learner_state_steps"] > 0
+    summary = last_json_line(resumed.output)
+    assert summary["launch"] == "ray" and summary["interrupted"] is False and summary["env_steps"] >= budget
+    assert summary["learner_steps"] > restored["counts"]["learner_steps"], summary
+    assert json.loads((run_dir / "config.json").read_text())["replay"] == "local"
+    assert resumed.left_behind() == []
+
+
+@long_test
+@pytest.mark.alone
+def test_dqn_with_the_local_replay_learns_cartpole_on_ray(tmp_path):
+    budget = 100_000
+    launcher = Launcher(*_ray_command("--steps", budget, "--eval-every", 5_000, "--stop-at-return", 400),
+                        run_dir=tmp_path, command_line=True)
+    assert launcher.wait(timeout=900) == 0, launcher.output[-5000:]
+    summary = last_json_line(launcher.output)
+    assert summary["average_evaluator_return"] >= 400 and summary["env_steps"] <= budget + 5_000, summary
+    assert launcher.left_behind() == []

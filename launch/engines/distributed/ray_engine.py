@@ -10,7 +10,8 @@ One generic host (`NodeHost`) builds any node of the graph inside its own Ray ac
 the Reverb server inside its host when `config.replay` is "reverb", else an `acmelike.replay.remote.RemoteReplay`
 over a `RayClient` of the host serving the local replay's tables, `replay_node`; of other nodes a `RayClient` with
 `client.method(...)` and `client.futures.method(...)`), serves the node's methods from a thread pool
-(`max_concurrency`), and runs the node's `run()`. Node bodies are `launch.engines.distributed.nodes`' own; nothing here repeats them.
+(`max_concurrency`), and runs the node's `run()`. Node bodies are `launch.engines.distributed.nodes`' own; nothing
+here repeats them.
 
 Placement: `RayOptions.resources` maps a graph group (replay, counter, learner, actor, evaluator, steps_limiter) to
 the custom Ray resources each node of that group needs, e.g. actors on machines started with
