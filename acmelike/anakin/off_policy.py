@@ -192,8 +192,9 @@ def off_policy_agent(name: str, environment: JaxEnvironment, builder, networks, 
         training_state = learning_parts(learner_key).state
         params = policy_params(training_state)
         recorder_state = recorder.init(recorder_key, num_envs, params)
-        _, example, _ = recorder.record(params, recorder_state, key)
-        replay_state = replay.init(jax.tree_util.tree_map(lambda x: x[0], example))
+        # The shapes of one environment's record, without compiling a step into `init`.
+        example = jax.eval_shape(recorder.record, params, recorder_state, key)[1]
+        replay_state = replay.init(jax.tree_util.tree_map(lambda x: jnp.zeros(x.shape[1:], x.dtype), example))
         return training_state, recorder_state, replay_state, key
 
     def iteration(carry):

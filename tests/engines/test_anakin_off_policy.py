@@ -38,15 +38,16 @@ def _filled_replay(priority_exponent: float):
 
 def test_prioritized_sampling_follows_priorities_to_the_exponent_over_whole_transitions():
     replay, state = _filled_replay(priority_exponent=0.5)
+    sample_of = jax.jit(replay.sample)
     # Steps 0..4 are held; 2-step transitions start at 0..3 (the one at 4 is not whole yet).
-    sample, where = replay.sample(state, jax.random.PRNGKey(0))
+    sample, where = sample_of(state, jax.random.PRNGKey(0))
     starts = np.asarray(sample.data.observation[:, 0])
     assert set(np.unique(starts)) == {0, 1, 2, 3, 10, 11, 12, 13}  # new transitions: priority 1.0, all equal
     np.testing.assert_allclose(sample.info.probability, 1 / 8)
     # Priorities written back reshape the distribution: P(i) = p_i^0.5 / sum p^0.5; priority 0 is never sampled.
     priorities = jnp.zeros(4096).at[jnp.asarray(starts) == 2].set(16.0).at[jnp.asarray(starts) == 11].set(4.0)
     state = replay.set_priorities(state, where, priorities)
-    sample, _ = replay.sample(state, jax.random.PRNGKey(1))
+    sample, _ = sample_of(state, jax.random.PRNGKey(1))
     starts = np.asarray(sample.data.observation[:, 0])
     counts = {start: np.mean(starts == start) for start in np.unique(starts)}
     assert set(counts) == {2, 11}, counts
