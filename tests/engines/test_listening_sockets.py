@@ -100,16 +100,14 @@ def test_a_launchpad_program_listens_on_loopback_only(launch_type, tmp_path):
     assert launcher.left_behind() == []
 
 
-@pytest.mark.classic
 @pytest.mark.alone  # Ray's port allocation races under load (tests/engines/test_ray.py)
 def test_a_ray_program_listens_on_loopback_only(tmp_path):
-    require("reverb")
     require("ray")
     launcher = Launcher("--agent", "dqn", "--env", "CartPole-v1", "--launch", "ray", "--actors", 1, "--steps", 1200,
                         command_line=True, separate_stderr=True, run_dir=tmp_path)
     sockets = _run_and_watch(launcher, 300)
     _check_finished(launcher, 1200)
-    # Ray's own daemons (gcs, raylet, agents) and its workers, among them the replay node's Reverb server
+    # Ray's own daemons (gcs, raylet, agents) and its workers, among them the replay node
     assert any("gcs_server" in command for _, _, command in sockets), sockets
     assert sum(command.startswith("ray::") for _, _, command in sockets) >= 3, sockets
     assert _not_loopback(sockets) == []
