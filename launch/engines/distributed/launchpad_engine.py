@@ -13,6 +13,7 @@ the program at the actor-step budget); every other node is a CourierNode.
 
 import concurrent.futures
 import ctypes
+import dataclasses
 import json
 import os
 import signal
@@ -43,7 +44,8 @@ def make_distributed_program(config: ExperimentConfig, num_actors: int, *, name:
     def resolve(value):
         return handles[value.node] if isinstance(value, Ref) else value
 
-    for node in experiment_graph(config, num_actors):
+    # Its replay node is a Reverb server (Launchpad's ReverbNode), whatever the config's replay says.
+    for node in experiment_graph(dataclasses.replace(config, replay="reverb"), num_actors):
         with program.group(node.group):
             if node.kind == REPLAY:
                 lp_node = lp.ReverbNode(_NodeProcess(node.constructor), checkpoint_ctor=node.kwargs.get("checkpointer"))

@@ -27,6 +27,7 @@ A learner that resumes from its latest checkpoint can join `RESTARTABLE_GROUPS` 
 """
 
 import dataclasses
+import ipaddress
 import json
 import logging
 import os
@@ -38,8 +39,10 @@ import threading
 import time
 import uuid
 import warnings
+from importlib.metadata import version as installed_version
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
+from acmelike.replay.remote import RemoteReplay
 from launch.engines.bind_address import listen_on
 from launch.engines.distributed import runtime, supervisor
 from launch.experiments.config import ExperimentConfig
@@ -223,8 +226,6 @@ def _client(kind: str, target: str):
 
         return reverb.Client(target)
     if kind == LOCAL_REPLAY:
-        from acmelike.replay.remote import RemoteReplay
-
         return RemoteReplay(RayClient(ray.get_actor(target)))
     return RayClient(ray.get_actor(target))
 
@@ -438,8 +439,6 @@ def _use_token_authentication(local: bool) -> None:
     inherited by its daemons and workers; nothing written to ~/.ray); a cluster's token is the one it was started
     with, which Ray reads from RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH or ~/.ray/auth_token. An older Ray has none:
     joining a cluster says so, since its ports then take calls from anyone who reaches them."""
-    from importlib.metadata import version as installed_version
-
     ray_version = installed_version("ray")
     version = tuple(int(part) for part in ray_version.split(".")[:2] if part.isdigit())
     if version < TOKEN_AUTHENTICATION:
@@ -453,8 +452,6 @@ def _use_token_authentication(local: bool) -> None:
 
 
 def _init_local(temp_dir: str, wanted, common, host: str) -> None:
-    import ipaddress
-
     import ray
     from ray._private import ray_constants
 
