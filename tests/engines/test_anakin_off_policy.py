@@ -1,12 +1,12 @@
 """Anakin's off-policy replay (`acmelike.anakin.off_policy`): prioritized sampling as Reverb's, the actors' copy of
 the parameters fetched every `variable_update_period` steps, the samples-per-insert ratio held or refused, and
-SAC and TD3 learning gymnax Pendulum fully jitted."""
+SAC and TD3 (D4PG and MPO: long tests) learning gymnax Pendulum fully jitted."""
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from stack import require
+from stack import long_test, require
 
 require("gymnax")
 
@@ -90,7 +90,9 @@ FAST = ["policy_hidden_sizes=64,64", "critic_hidden_sizes=64,64", "batch_size=64
 PENDULUM_THRESHOLD = -250.0
 
 
-@pytest.mark.parametrize("agent", ["sac", "td3"])
+# D4PG (10k steps, 32 s on the loaded 2-core VM) and MPO (16k, 50 s) learn too; CI's time goes to SAC and TD3.
+@pytest.mark.parametrize("agent", ["sac", "td3", pytest.param("d4pg", marks=long_test),
+                                   pytest.param("mpo", marks=long_test)])
 def test_continuous_agents_learn_pendulum_fully_jitted(agent):
     summary = run_anakin(AnakinConfig(
         agent=agent, environment=PENDULUM, max_num_actor_steps=32 * 128 * 8, seeds=(0,),  # whole calls: no skip branch
