@@ -72,7 +72,8 @@ def make_baseline(iterations: int):
         mean, log_std = policy.apply(policy_params, obs)
         noise = jax.random.normal(key, mean.shape)
         u = mean + jnp.exp(log_std) * noise
-        log_prob = -0.5 * noise**2 - log_std - 0.5 * jnp.log(2 * jnp.pi) - 2 * (jnp.log(2.0) - u - jax.nn.softplus(-2 * u))
+        log_prob = (-0.5 * noise**2 - log_std - 0.5 * jnp.log(2 * jnp.pi)
+                    - 2 * (jnp.log(2.0) - u - jax.nn.softplus(-2 * u)))
         return jnp.tanh(u), jnp.sum(log_prob, -1)
 
     def sgd_step(learner, batch_key):

@@ -11,13 +11,14 @@ own pure `update_step`.
 The replay is what the agent's replay table is in the other runners, field for field of its config:
 - `max_replay_size` transitions kept, `min_replay_size` before the learner samples;
 - `n_step` and `discount` as the `NStepTransitionAdder` writes them (`n_step_transitions`), episode ends included;
-- `priority_exponent` > 0 (DQN's field of that name): prioritized sampling, P(i) = p_i^alpha / sum_j p_j^alpha, new transitions at
-  priority 1.0 (the adder's), each SGD step's `extras["priorities"]` written back before the next SGD step samples;
-  `sample.info.probability` is P(i), so the update's importance weights (`importance_sampling_exponent`) correct
-  it as they correct Reverb's. 0 (SAC, TD3, D4PG, MPO have no such field): uniform;
+- `priority_exponent` > 0 (DQN's and D4PG's field of that name): prioritized sampling, P(i) = p_i^alpha /
+  sum_j p_j^alpha, new transitions at priority 1.0 (the adder's), each SGD step's `extras["priorities"]` written
+  back before the next SGD step samples; `sample.info.probability` is P(i), so the update's importance weights
+  (`importance_sampling_exponent`) correct it as they correct Reverb's. 0 (D4PG's default; SAC, TD3 and MPO have
+  no such field): uniform;
 - `samples_per_insert`: every iteration inserts `num_envs * rows_per_env` transitions and samples
-  `num_sgd_steps_per_step * batch_size`, and the two must be in exactly that ratio (`from_config` refuses a
-  config where whole rows cannot hold it). The ratio is held exactly, so `samples_per_insert_tolerance_rate`
+  `num_sgd_steps_per_step * batch_size`, and the two must be in exactly that ratio (`inserts_per_iteration`
+  refuses a config where whole rows cannot hold it). The ratio is held exactly, so `samples_per_insert_tolerance_rate`
   (the rate limiter's slack) never comes into play, and there is no table for `replay_table_name` to name.
 """
 
