@@ -43,7 +43,7 @@ def test_environment_names_are_checked():
         make_gymnax_environment("gymnax/NoSuchEnv-v0")
     with pytest.raises(ValueError, match="gymnax/<id>"):
         AnakinConfig(agent="ppo", environment="CartPole-v1", max_num_actor_steps=10)
-    with pytest.raises(ValueError, match="dqn, ippo, mappo, ppo"):
+    with pytest.raises(ValueError, match="d4pg, dqn, ippo, mappo, mpo, ppo, sac, td3"):
         AnakinConfig(agent="nope", environment=CARTPOLE, max_num_actor_steps=10)
 
 
