@@ -19,14 +19,13 @@ import pytest
 from program_launcher import Launcher, last_json_line, line_after
 from stack import long_test, require
 
-pytestmark = pytest.mark.classic
-require("reverb")
-require("ray")
-
-# `make test` runs these after its parallel part, with nothing beside them: each counts the Ray processes started
+# classic: Ray 2.48 on the classic stack (tests/engines/test_ray_replay.py runs Ray 2.60 on today's). alone: `make
+# test-launchpad` runs these before its main part, with nothing beside them: each counts the Ray processes started
 # since it began, and under load Ray 2.48 can hand one port to two of its processes on a single-machine cluster
 # ("Failed to start the grpc server ... port is already used").
-pytestmark = pytest.mark.alone
+pytestmark = [pytest.mark.classic, pytest.mark.alone]
+require("reverb")
+require("ray")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RAY = os.path.join(os.path.dirname(sys.executable), "ray")
