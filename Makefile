@@ -1,7 +1,7 @@
 # acmelike: two commands on a fresh machine, with Python 3.12+ (today's stack: newest JAX, no TensorFlow).
 #   make demo   - create .venv and train DQN on CartPole-v1 in one process (local replay)
 #   make test   - create .venv and run every test but the classic stack's
-# The classic stack (Python 3.10: dm-launchpad, dm-reverb, TensorFlow 2.8) runs Launchpad and Ray programs and
+# The classic stack (Python 3.10: dm-launchpad, dm-reverb, TensorFlow 2.8) runs Launchpad programs and
 # --replay reverb; its commands come right after in README.md:
 #   make venv-launchpad - create .venv-launchpad
 #   make demo-launchpad - train DQN on CartPole-v1 as a local_mp program (a process per node, two actors)
