@@ -100,6 +100,16 @@ def write_report(suite: Suite, out: str) -> List[str]:
     return [page, *plots.values()]
 
 
+def _iqm_text(records, methods: set) -> str:
+    """The interquartile mean of the cells' final returns with its 95% interval, or "—" below MIN_SEEDS_FOR_IQM
+    seeds; adds the interval's method to `methods` (the page names each one used)."""
+    if len(records) < MIN_SEEDS_FOR_IQM:
+        return "—"
+    interval = iqm_interval([record["final_average_return"] for record in records])
+    methods.add(interval.method)
+    return f"{_number(interval.iqm)} [{_number(interval.low)}, {_number(interval.high)}]"
+
+
 def _mean_std(values: Sequence[Optional[float]]) -> Optional[Tuple[float, float, int]]:
     values = [value for value in values if value is not None]
     if not values:
@@ -218,11 +228,7 @@ def _summary(suite: Suite, finished) -> List[str]:
             returned = "—" if shown is None else f"{_pair(shown)} ({'greedy' if greedy else 'final'})"
             if records and len(records) < len(suite.seeds):
                 returned += f", {len(records)} of {len(suite.seeds)} seeds"
-            iqm = "—"
-            if len(records) >= MIN_SEEDS_FOR_IQM:
-                interval = iqm_interval([record["final_average_return"] for record in records])
-                methods.add(interval.method)
-                iqm = f"{_number(interval.iqm)} [{_number(interval.low)}, {_number(interval.high)}]"
+            iqm = _iqm_text(records, methods)
             references = suite.references_for(agent, task_name)
             texts, verdicts = [], []
             for ref in references:
@@ -291,11 +297,7 @@ def _table(suite: Suite, finished) -> List[str]:
                 greedy_text = f"{_pair(greedy)} ({greedy[2]} of {len(records)})"
             else:
                 greedy_text = _pair(greedy)
-            iqm = "—"
-            if len(records) >= MIN_SEEDS_FOR_IQM:
-                interval = iqm_interval([record["final_average_return"] for record in records])
-                methods.add(interval.method)
-                iqm = f"{_number(interval.iqm)} [{_number(interval.low)}, {_number(interval.high)}]"
+            iqm = _iqm_text(records, methods)
             references = suite.references_for(agent, task_name)
             compared = [verdict(ref, records, task.steps) for ref in references]
             verdicts = [f"**{label}**" if label == "below" else label for _, label in compared]
