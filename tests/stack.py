@@ -13,6 +13,7 @@ run on neither (one stack deselects it, the other cannot import what it needs).
 """
 
 import importlib
+import importlib.util
 import os
 import sys
 
@@ -63,6 +64,15 @@ def require(package: str):
         if package in TODAY_ONLY:
             pytest.skip(f"needs {package}, which needs Python >= 3.11: `make test`", allow_module_level=True)
         pytest.skip(f"needs {package}, an optional package: pip install -e '.[test]'", allow_module_level=True)
+
+
+def require_installed(package: str) -> None:
+    """Skips the calling test unless `package` is installed, without importing it into this process: Ray reads its
+    token-authentication setting once, when first imported, so the tests that start Ray here import it themselves,
+    after the engine has set that up (tests/engines/test_ray_replay.py); an earlier import would leave this process
+    without the token its cluster requires."""
+    if importlib.util.find_spec(package) is None:
+        pytest.skip(f"needs {package}, an optional package: pip install -e '.[test]'")
 
 
 # Long tests (learning as a distributed program, slow datasets) are marked `long`: pytest.ini deselects them, and

@@ -14,7 +14,7 @@ import time
 import psutil
 import pytest
 from program_launcher import Launcher, last_json_line
-from stack import require
+from stack import require, require_installed
 
 from launch.engines import bind_address
 
@@ -102,7 +102,7 @@ def test_a_launchpad_program_listens_on_loopback_only(launch_type, tmp_path):
 
 @pytest.mark.alone  # Ray's port allocation races under load (tests/engines/test_ray.py)
 def test_a_ray_program_listens_on_loopback_only(tmp_path):
-    require("ray")
+    require_installed("ray")  # the program imports it, not this process
     launcher = Launcher("--agent", "dqn", "--env", "CartPole-v1", "--launch", "ray", "--actors", 1, "--steps", 1200,
                         command_line=True, separate_stderr=True, run_dir=tmp_path)
     sockets = _run_and_watch(launcher, 300)

@@ -10,7 +10,6 @@ checkpoint; and (long) DQN learning CartPole.
 """
 
 import concurrent.futures
-import importlib.util
 import json
 import os
 import shutil
@@ -30,7 +29,7 @@ from acmelike.replay.remote import RemoteDataset, RemoteReplay, ReplayServer
 from acmelike.specs import make_environment_spec
 from acmelike.wrappers import make_gymnasium_environment
 from program_launcher import Launcher, last_json_line
-from stack import long_test
+from stack import long_test, require_installed
 
 TABLE = "t"
 
@@ -215,8 +214,7 @@ def test_checkpoint_and_restore_round_trip_in_the_local_replay_format(served, tm
 def ray_here(tmp_path_factory):
     """Ray started as the engine starts it (loopback only, token authentication where Ray has it: set up before Ray
     is first imported, so not through `require`); this process's environment is put back afterwards."""
-    if importlib.util.find_spec("ray") is None:
-        pytest.skip("needs ray, an optional package: pip install -e '.[test]'")
+    require_installed("ray")
     from launch.engines.distributed import ray_engine
 
     environment = dict(os.environ)
