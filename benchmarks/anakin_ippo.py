@@ -150,8 +150,8 @@ def main() -> None:
     import jax.numpy as jnp
 
     from agents.ippo import IPPOConfig
-    from benchmarks.anakin_ppo import Clock, last_20_mean
-    from launch.engines.anakin import AnakinConfig, make_agent, make_chunk
+    from benchmarks.anakin_ppo import Clock, compile_side_by_side, last_20_mean, seed_keys
+    from launch.engines.anakin import AnakinConfig, make_agent
 
     config = IPPOConfig(
         unroll_length=NUM_STEPS, batch_size=NUM_ENVS, num_epochs=EPOCHS, num_minibatches=MINIBATCHES,
@@ -162,17 +162,8 @@ def main() -> None:
                                     agent_config=config))
     iterations = total_rows // agent.rows_per_iteration
 
-    def seed_keys(seed):
-        return jnp.stack([jax.random.PRNGKey(seed)])
-
-    jax.jit(lambda x: jnp.tanh(x) @ x).lower(jnp.ones((4, 4))).compile()  # the backend's one-time start-up
-    clock = Clock()
-    init = jax.jit(jax.vmap(agent.init)).lower(seed_keys(0)).compile()
-    chunk = make_chunk(agent, iterations, may_skip=False).lower(init(seed_keys(0)), iterations).compile()
-    ours_compile = clock.read()
-    clock = Clock()
-    baseline = jax.jit(make_baseline(iterations)).lower(jax.random.PRNGKey(0)).compile()
-    baseline_compile = clock.read()
+    init, chunk, baseline, ours_compile, baseline_compile = compile_side_by_side(
+        agent, iterations, make_baseline(iterations))
 
     def run_ours(seed):
         carries = init(seed_keys(seed))

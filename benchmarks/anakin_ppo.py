@@ -170,6 +170,29 @@ def last_20_mean(episode_returns: np.ndarray) -> float:
     return float(np.mean(flat[~np.isnan(flat)][-20:]))
 
 
+def seed_keys(seed: int):
+    """One seed's key, batched as the Anakin runner's vmapped init takes its seeds."""
+    return jnp.stack([jax.random.PRNGKey(seed)])
+
+
+def compile_side_by_side(agent, iterations: int, baseline):
+    """Our Anakin form (its vmapped init and an `iterations`-long chunk, one seed) and a bare loop's jitted
+    `baseline(key)`, each compiled ahead of time, apart from running. A throwaway compile goes first, so that neither
+    side pays the process's one-time backend start-up.
+
+    Returns (init, chunk, baseline, ours_compile, baseline_compile), the compile times as `Clock.read()`s."""
+    from launch.engines.anakin import make_chunk
+
+    jax.jit(lambda x: jnp.tanh(x) @ x).lower(jnp.ones((4, 4))).compile()
+    clock = Clock()
+    init = jax.jit(jax.vmap(agent.init)).lower(seed_keys(0)).compile()
+    chunk = make_chunk(agent, iterations, may_skip=False).lower(init(seed_keys(0)), iterations).compile()
+    ours_compile = clock.read()
+    clock = Clock()
+    compiled_baseline = jax.jit(baseline).lower(jax.random.PRNGKey(0)).compile()
+    return init, chunk, compiled_baseline, ours_compile, clock.read()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="2 repeats instead of 5")
@@ -181,7 +204,7 @@ def main() -> None:
 
     import launch  # noqa: F401  (import order: JAX substrate before anything else)
     from agents.ppo import PPOConfig
-    from launch.engines.anakin import AnakinConfig, make_agent, make_chunk
+    from launch.engines.anakin import AnakinConfig, make_agent
 
     config = PPOConfig(
         unroll_length=NUM_STEPS, batch_size=NUM_ENVS, num_epochs=EPOCHS, num_minibatches=MINIBATCHES,
@@ -196,19 +219,7 @@ def main() -> None:
     iterations = TOTAL_STEPS // agent.rows_per_iteration
     assert iterations == NUM_UPDATES
 
-    def seed_keys(seed):
-        return jnp.stack([jax.random.PRNGKey(seed)])
-
-    # Compile each side once, ahead of time, apart from running (wall and process CPU seconds). A throwaway
-    # compile first, so that neither side pays the process's one-time backend start-up.
-    jax.jit(lambda x: jnp.tanh(x) @ x).lower(jnp.ones((4, 4))).compile()
-    clock = Clock()
-    init = jax.jit(jax.vmap(agent.init)).lower(seed_keys(0)).compile()
-    chunk = make_chunk(agent, iterations, may_skip=False).lower(init(seed_keys(0)), iterations).compile()
-    ours_compile = clock.read()
-    clock = Clock()
-    baseline = jax.jit(make_baseline()).lower(jax.random.PRNGKey(0)).compile()
-    baseline_compile = clock.read()
+    init, chunk, baseline, ours_compile, baseline_compile = compile_side_by_side(agent, iterations, make_baseline())
 
     def run_ours(seed):
         carries = init(seed_keys(seed))

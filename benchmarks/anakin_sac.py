@@ -27,7 +27,7 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
-from benchmarks.anakin_ppo import Clock, last_20_mean  # noqa: E402
+from benchmarks.anakin_ppo import Clock, compile_side_by_side, last_20_mean, seed_keys  # noqa: E402
 from benchmarks.common import finish, header, print_rows, result_row, write_json  # noqa: E402
 
 NUM_ENVS, SGD_STEPS, BATCH, MIN_REPLAY, MAX_REPLAY = 8, 8, 256, 1_000, 1_000_000
@@ -163,7 +163,7 @@ def main() -> None:
 
     import launch  # noqa: F401  (import order: JAX substrate before anything else)
     from agents.sac import SACConfig
-    from launch.engines.anakin import AnakinConfig, make_agent, make_chunk
+    from launch.engines.anakin import AnakinConfig, make_agent
 
     config = SACConfig(batch_size=BATCH, num_sgd_steps_per_step=SGD_STEPS, samples_per_insert=float(BATCH),
                        min_replay_size=MIN_REPLAY, max_replay_size=MAX_REPLAY, policy_hidden_sizes=HIDDEN,
@@ -173,19 +173,8 @@ def main() -> None:
                                     agent_config=config))
     assert agent.num_envs == NUM_ENVS and agent.rows_per_env == 1
 
-    def seed_keys(seed):
-        return jnp.stack([jax.random.PRNGKey(seed)])
-
-    # Compile each side once, ahead of time, apart from running; a throwaway compile first, so that neither side
-    # pays the process's one-time backend start-up.
-    jax.jit(lambda x: jnp.tanh(x) @ x).lower(jnp.ones((4, 4))).compile()
-    clock = Clock()
-    init = jax.jit(jax.vmap(agent.init)).lower(seed_keys(0)).compile()
-    chunk = make_chunk(agent, iterations, may_skip=False).lower(init(seed_keys(0)), iterations).compile()
-    ours_compile = clock.read()
-    clock = Clock()
-    baseline = jax.jit(make_baseline(iterations)).lower(jax.random.PRNGKey(0)).compile()
-    baseline_compile = clock.read()
+    init, chunk, baseline, ours_compile, baseline_compile = compile_side_by_side(
+        agent, iterations, make_baseline(iterations))
 
     def run_ours(seed):
         carries = init(seed_keys(seed))
