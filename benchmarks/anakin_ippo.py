@@ -150,7 +150,7 @@ def main() -> None:
     import jax.numpy as jnp
 
     from agents.ippo import IPPOConfig
-    from benchmarks.anakin_ppo import Clock, compile_side_by_side, last_20_mean, seed_keys
+    from benchmarks.anakin_ppo import Clock, alternate_pairs, compile_side_by_side, last_20_mean, seed_keys
     from launch.engines.anakin import AnakinConfig, make_agent
 
     config = IPPOConfig(
@@ -178,16 +178,9 @@ def main() -> None:
         episode_return = jax.device_get(baseline(jax.random.PRNGKey(seed)))
         return clock.read(), last_20_mean(episode_return), iterations * NUM_STEPS * NUM_ENVS
 
-    runs = {"ours": [], "baseline": []}
-    for seed in range(repeats):
-        order = [("baseline", run_baseline), ("ours", run_ours)]
-        for side, run in order if seed % 2 == 0 else order[::-1]:
-            (seconds, cpu_seconds), final_return, env_steps = run(seed)
-            runs[side].append({"seed": seed, "seconds": round(seconds, 3), "cpu_seconds": round(cpu_seconds, 3),
-                               "return_last_20": final_return, "env_steps": env_steps,
-                               "env_steps_per_second": round(env_steps / seconds, 1)})
-            print(f"  {side:8s} seed {seed}: {seconds:.2f} s ({cpu_seconds:.2f} s CPU), {env_steps} env steps, "
-                  f"team return(last 20) {final_return:.1f}", flush=True)
+    runs = alternate_pairs(repeats, run_ours, run_baseline, return_label="team return")
+    for record in runs["ours"] + runs["baseline"]:
+        record["env_steps_per_second"] = round(record["env_steps"] / record["seconds"], 1)
 
     def median(side, field):
         return statistics.median(r[field] for r in runs[side])

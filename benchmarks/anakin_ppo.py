@@ -193,6 +193,26 @@ def compile_side_by_side(agent, iterations: int, baseline):
     return init, chunk, compiled_baseline, ours_compile, clock.read()
 
 
+def alternate_pairs(repeats: int, run_ours, run_baseline, return_label: str = "return"):
+    """Runs each side once per seed `0..repeats-1`, alternating which goes first (a change in the machine's load
+    hits both alike). `run(seed)` returns (`Clock.read()`, the return of the last 20 episodes, env steps or None).
+    Returns {"ours": [...], "baseline": [...]}, a record per seed, and prints a line per run."""
+    runs = {"ours": [], "baseline": []}
+    for seed in range(repeats):
+        order = [("baseline", run_baseline), ("ours", run_ours)]
+        for side, run in order if seed % 2 == 0 else order[::-1]:
+            (seconds, cpu_seconds), final_return, env_steps = run(seed)
+            record = {"seed": seed, "seconds": round(seconds, 3), "cpu_seconds": round(cpu_seconds, 3),
+                      "return_last_20": final_return}
+            steps = "" if env_steps is None else f"{env_steps} env steps, "
+            if env_steps is not None:
+                record["env_steps"] = env_steps
+            runs[side].append(record)
+            print(f"  {side:8s} seed {seed}: {seconds:.2f} s ({cpu_seconds:.2f} s CPU), {steps}{return_label}(last 20) "
+                  f"{final_return:.1f}", flush=True)
+    return runs
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="2 repeats instead of 5")
@@ -235,18 +255,7 @@ def main() -> None:
         episode_return = jax.device_get(baseline(key))
         return clock.read(), last_20_mean(episode_return), NUM_UPDATES * NUM_STEPS * NUM_ENVS
 
-    runs = {"ours": [], "baseline": []}
-    for seed in range(repeats):
-        order = [("baseline", run_baseline), ("ours", run_ours)]
-        for side, run in order if seed % 2 == 0 else order[::-1]:
-            (seconds, cpu_seconds), final_return, env_steps = run(seed)
-            runs[side].append({"seed": seed, "seconds": round(seconds, 3), "cpu_seconds": round(cpu_seconds, 3),
-                               "return_last_20": final_return, "env_steps": env_steps})
-            print(
-                f"  {side:8s} seed {seed}: {seconds:.2f} s ({cpu_seconds:.2f} s CPU), {env_steps} env steps, "
-                f"return(last 20) {final_return:.1f}",
-                flush=True,
-            )
+    runs = alternate_pairs(repeats, run_ours, run_baseline)
 
     def median(side, field):
         return statistics.median(r[field] for r in runs[side])

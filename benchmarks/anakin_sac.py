@@ -27,7 +27,7 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
-from benchmarks.anakin_ppo import Clock, compile_side_by_side, last_20_mean, seed_keys  # noqa: E402
+from benchmarks.anakin_ppo import Clock, alternate_pairs, compile_side_by_side, last_20_mean, seed_keys  # noqa: E402
 from benchmarks.common import finish, header, print_rows, result_row, write_json  # noqa: E402
 
 NUM_ENVS, SGD_STEPS, BATCH, MIN_REPLAY, MAX_REPLAY = 8, 8, 256, 1_000, 1_000_000
@@ -182,22 +182,14 @@ def main() -> None:
         clock = Clock()
         _, outputs = chunk(carries, iterations)
         episode_return = jax.device_get(outputs.episode_return[0])
-        return clock.read(), last_20_mean(episode_return)
+        return clock.read(), last_20_mean(episode_return), None
 
     def run_baseline(seed):
         clock = Clock()
         episode_return = jax.device_get(baseline(jax.random.PRNGKey(seed)))
-        return clock.read(), last_20_mean(episode_return)
+        return clock.read(), last_20_mean(episode_return), None
 
-    runs = {"ours": [], "baseline": []}
-    for seed in range(repeats):
-        order = [("baseline", run_baseline), ("ours", run_ours)]
-        for side, run in order if seed % 2 == 0 else order[::-1]:
-            (seconds, cpu_seconds), final_return = run(seed)
-            runs[side].append({"seed": seed, "seconds": round(seconds, 3), "cpu_seconds": round(cpu_seconds, 3),
-                               "return_last_20": final_return})
-            print(f"  {side:8s} seed {seed}: {seconds:.2f} s ({cpu_seconds:.2f} s CPU), return(last 20) "
-                  f"{final_return:.1f}", flush=True)
+    runs = alternate_pairs(repeats, run_ours, run_baseline)
 
     def median(side, field):
         return statistics.median(r[field] for r in runs[side])
