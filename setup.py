@@ -33,6 +33,10 @@ MULTIAGENT_JAX = ['jaxmarl; python_version >= "3.11"']
 # --launch ray on today's stack (its replay node serves the local tables), which the tests run programs on; the
 # classic stack's Ray comes with FULL.
 RAY_TODAY = ['ray; python_version >= "3.11"']
+# JAX with CUDA 12 (`pip install -e ".[cuda]"`, today's stack): the plugin wheels bring their own CUDA libraries
+# (some GB of nvidia-* wheels), so a machine needs only an NVIDIA driver. Learners, central inference and Anakin
+# then run on the GPU (acmelike/placement.py).
+CUDA = ['jax[cuda12]; python_version >= "3.11"']
 # pytest-xdist: `make test` runs on every core (tests/conftest.py shares one compilation cache between workers).
 TEST = (["pytest", "pytest-xdist", "psutil", "hypothesis"] + ANAKIN + OFFLINE + TENSORBOARD + RENDER + MINATAR
         + MULTIAGENT + MULTIAGENT_JAX + DMC + RAY_TODAY)
@@ -60,6 +64,7 @@ setup(
         "anakin": ANAKIN,
         "offline": OFFLINE,
         "tensorboard": TENSORBOARD,
+        "cuda": CUDA,
         "render": RENDER,
         "minatar": MINATAR,
         "mujoco": MUJOCO,

@@ -66,9 +66,9 @@ def baseline_gae(done, value, reward, last_value, gamma: float, gae_lambda: floa
     return advantages
 
 
-def make_baseline():
-    """A PureJaxRL-style PPO (own code): returns train(key) -> (episode_return [U, T, B] NaN unless an episode
-    ended there), to be jitted."""
+def make_baseline(num_envs: int = NUM_ENVS, num_steps: int = NUM_STEPS, num_updates: int = NUM_UPDATES):
+    """A PureJaxRL-style PPO (own code) of `num_updates` updates on `num_envs` x `num_steps` steps: returns
+    train(key) -> (episode_return [U, T, B] NaN unless an episode ended there), to be jitted."""
     import gymnax
     import optax
 
@@ -78,7 +78,7 @@ def make_baseline():
     network = baseline_actor_critic(num_actions)
 
     def schedule(count):
-        return LR * (1.0 - (count // (MINIBATCHES * EPOCHS)) / NUM_UPDATES)
+        return LR * (1.0 - (count // (MINIBATCHES * EPOCHS)) / num_updates)
 
     optimizer = optax.chain(optax.clip_by_global_norm(MAX_GRAD_NORM), optax.adam(schedule, eps=1e-5))
 
@@ -86,8 +86,8 @@ def make_baseline():
         key, init_key, reset_key = jax.random.split(key, 3)
         net_params = network.init(init_key, jnp.zeros(env.observation_space(params).shape))
         opt_state = optimizer.init(net_params)
-        obs, env_state = jax.vmap(env.reset, in_axes=(0, None))(jax.random.split(reset_key, NUM_ENVS), params)
-        running = jnp.zeros(NUM_ENVS)
+        obs, env_state = jax.vmap(env.reset, in_axes=(0, None))(jax.random.split(reset_key, num_envs), params)
+        running = jnp.zeros(num_envs)
 
         def env_step(carry, _):
             net_params, env_state, obs, running, key = carry
@@ -96,7 +96,7 @@ def make_baseline():
             action = jax.random.categorical(act_key, logits)
             log_prob = jnp.take_along_axis(jax.nn.log_softmax(logits), action[:, None], 1)[:, 0]
             obs_next, env_state, reward, done, _ = jax.vmap(env.step, in_axes=(0, 0, 0, None))(
-                jax.random.split(step_key, NUM_ENVS), env_state, action, params
+                jax.random.split(step_key, num_envs), env_state, action, params
             )
             total = running + reward
             ended = jnp.where(done, total, jnp.nan)
@@ -105,7 +105,7 @@ def make_baseline():
 
         def update(carry, _):
             (net_params, opt_state), env_carry = carry[:2], carry[2:]
-            env_carry, (batch, ended) = jax.lax.scan(env_step, (net_params,) + env_carry, None, NUM_STEPS)
+            env_carry, (batch, ended) = jax.lax.scan(env_step, (net_params,) + env_carry, None, num_steps)
             _, env_state, last_obs, running, key = env_carry
             obs, action, log_prob, value, reward, done = batch
             _, last_value = network.apply(net_params, last_obs)
@@ -134,8 +134,8 @@ def make_baseline():
                 return (optax.apply_updates(p, updates), s), None
 
             def epoch(carry, key):
-                flat = jax.tree_util.tree_map(lambda x: x.reshape((NUM_STEPS * NUM_ENVS,) + x.shape[2:]), data)
-                permutation = jax.random.permutation(key, NUM_STEPS * NUM_ENVS)
+                flat = jax.tree_util.tree_map(lambda x: x.reshape((num_steps * num_envs,) + x.shape[2:]), data)
+                permutation = jax.random.permutation(key, num_steps * num_envs)
                 minibatches = jax.tree_util.tree_map(
                     lambda x: x[permutation].reshape((MINIBATCHES, -1) + x.shape[1:]), flat
                 )
@@ -148,10 +148,27 @@ def make_baseline():
             return (net_params, opt_state, env_state, last_obs, running, key), ended
 
         carry = (net_params, opt_state, env_state, obs, running, key)
-        _, ended = jax.lax.scan(update, carry, None, NUM_UPDATES)
+        _, ended = jax.lax.scan(update, carry, None, num_updates)
         return ended
 
     return train
+
+
+def make_ours(num_envs: int = NUM_ENVS, num_steps: int = NUM_STEPS, total_steps: int = TOTAL_STEPS):
+    """Our PPO agent's Anakin form with the baseline's numbers where PPOConfig has them."""
+    import launch  # noqa: F401  (import order: JAX substrate before anything else)
+    from agents.ppo import PPOConfig
+    from launch.engines.anakin import AnakinConfig, make_agent
+
+    config = PPOConfig(
+        unroll_length=num_steps, batch_size=num_envs, num_epochs=EPOCHS, num_minibatches=MINIBATCHES,
+        learning_rate=LR, discount=GAMMA, gae_lambda=GAE_LAMBDA, clip_epsilon=CLIP, entropy_cost=ENT,
+        value_cost=VF, max_gradient_norm=MAX_GRAD_NORM, hidden_sizes=(64, 64),
+    )
+    return make_agent(
+        AnakinConfig(agent="ppo", environment="gymnax/CartPole-v1", max_num_actor_steps=total_steps,
+                     agent_config=config)
+    )
 
 
 class Clock:
@@ -222,20 +239,7 @@ def main() -> None:
     payload = header("anakin_ppo", quick=args.quick, seeds=list(range(repeats)),
                      packages=["jax", "jaxlib", "flax", "optax", "gymnax", "numpy"])
 
-    import launch  # noqa: F401  (import order: JAX substrate before anything else)
-    from agents.ppo import PPOConfig
-    from launch.engines.anakin import AnakinConfig, make_agent
-
-    config = PPOConfig(
-        unroll_length=NUM_STEPS, batch_size=NUM_ENVS, num_epochs=EPOCHS, num_minibatches=MINIBATCHES,
-        learning_rate=LR, discount=GAMMA, gae_lambda=GAE_LAMBDA, clip_epsilon=CLIP, entropy_cost=ENT,
-        value_cost=VF, max_gradient_norm=MAX_GRAD_NORM, hidden_sizes=(64, 64),
-    )
-    agent = make_agent(
-        AnakinConfig(
-            agent="ppo", environment="gymnax/CartPole-v1", max_num_actor_steps=TOTAL_STEPS, agent_config=config
-        )
-    )
+    agent = make_ours()
     iterations = TOTAL_STEPS // agent.rows_per_iteration
     assert iterations == NUM_UPDATES
 

@@ -188,10 +188,10 @@ def sequence_batch(rng, batch, length, lstm_size, extras):
     )
 
 
-def r2d2_case(spec, rng):
+def r2d2_case(spec, rng, batch_size: int = 64):
     from agents.r2d2 import R2D2Config, learning, make_networks
 
-    config = R2D2Config(torso="nature_dqn", lstm_size=512, batch_size=64, burn_in_length=40, trace_length=39)
+    config = R2D2Config(torso="nature_dqn", lstm_size=512, batch_size=batch_size, burn_in_length=40, trace_length=39)
     networks = make_networks(spec, config)
     batch = sequence_batch(rng, config.batch_size, config.sequence_length, config.lstm_size, {})
     state = learning.init_training_state(networks, config, jax.random.PRNGKey(0))
@@ -199,10 +199,10 @@ def r2d2_case(spec, rng):
     return learning.make_update_step(networks, config), state, batch, 1, 1, shape
 
 
-def impala_case(spec, rng):
+def impala_case(spec, rng, batch_size: int = 32):
     from agents.impala import IMPALAConfig, learning, make_networks
 
-    config = IMPALAConfig(torso="nature_dqn", lstm_size=512, batch_size=32, unroll_length=20)
+    config = IMPALAConfig(torso="nature_dqn", lstm_size=512, batch_size=batch_size, unroll_length=20)
     networks = make_networks(spec, config)
     length = config.unroll_length + 1
     logits = {"logits": np.zeros((config.batch_size, length, NUM_ACTIONS), np.float32)}
