@@ -96,10 +96,8 @@ FLAGS: Dict[str, FlagRule] = {
         "{flag} says where a distributed program's actors run their policy; {mode} has no inference node: use "
         "--launch local_mt, local_mp or ray (with --actors N), or drop {flag}",
     ),
-    "--replay": FlagRule(("single",), {
+    "--replay": FlagRule(("single", "ray"), {
         **{mode: "a Launchpad program's nodes share one Reverb server: drop {flag}" for mode in ("local_mt", "local_mp")},
-        "ray": "a Ray program's replay node serves the local replay's tables (a Reverb server only where the Python "
-               "API's config says replay='reverb'): drop {flag}",
         "anakin": "Anakin's replay lives inside its jitted function (and is already seeded): drop {flag}",
         "offline": "an offline run samples its dataset, not a replay: drop {flag}",
     }),

@@ -84,15 +84,17 @@ def missing_package(
 
     Args:
       mode: one of `launch.cli.flags.MODES`.
-      replay: the single-process replay (`--replay`), or None where it does not apply.
+      replay: the replay of a single-process run or a Ray program (`--replay`), or None where it does not apply.
       environment: the environment id (`--env`), or None.
       tensorboard: whether TensorBoard files are asked for.
     """
     if mode in ("local_mt", "local_mp"):
         found = LAUNCHPAD.message(f"--launch {mode}") or REVERB.message(f"--launch {mode} (its replay node)")
     elif mode == "ray":
-        # The Ray engine's replay node serves the local replay's tables (launch.engines.distributed.replay_node).
-        found = RAY.message("--launch ray")
+        # The Ray engine's replay node serves the local replay's tables (launch.engines.distributed.replay_node),
+        # or is a Reverb server with --replay reverb.
+        found = RAY.message("--launch ray") or (
+            REVERB.message("--launch ray --replay reverb") if replay == "reverb" else None)
     elif mode == "offline":
         found = MINARI.message("--dataset")
     elif mode == "anakin":

@@ -169,7 +169,8 @@ def make_parser() -> FlagParser:
     add("--replay", choices=REPLAY_KINDS,
         help="single process: local (the default) serves the agent's tables in-process with seeded, synchronous "
              "sampling, so the same --seed gives a bit-identical run (and imports no TensorFlow); reverb runs an "
-             "embedded Reverb server, as distributed programs use (not repeatable)")
+             "embedded Reverb server, as Launchpad programs use (not repeatable). ray: local (the default) has the "
+             "replay node serve the local tables; reverb makes it a Reverb server (the classic stack)")
     add("--seeds", help="anakin: seeds trained in one vmapped call, e.g. 0-15")
     add("--checkpoint-every", type=_bounded(float, 0.0, strictly=True), metavar="MINUTES",
         help=f"minutes between checkpoints of a run with --run-dir (default {DEFAULT_CHECKPOINT_MINUTES}; "
@@ -320,7 +321,7 @@ def _missing_package(args, given: FrozenSet[str], mode: str, saved: Optional[_Sa
     replay = args.replay if "--replay" in given else saved_arguments.get("replay")
     return missing_package(
         mode=mode,
-        replay=replay if mode == "single" else None,
+        replay=replay if mode in ("single", "ray") else None,
         environment=args.env or saved_arguments.get("environment"),
         tensorboard=bool(args.tensorboard or (saved and saved.options.tensorboard)),
     )
