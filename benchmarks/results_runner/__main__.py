@@ -116,7 +116,7 @@ def _run(todo, out: str, runs: str, jobs: int, prefix: str, record_finished: boo
     def one(index, group):
         seeds = ",".join(map(str, group.seeds))
         print(f"{prefix} {index}/{len(todo)} {group.agent} {group.task.name} seed{'s' * (len(group.seeds) > 1)} "
-              f"{seeds}: training {group.task.steps} steps ({group.suite.launch}); log "
+              f"{seeds}: training {group.task.steps} steps ({group.launch}); log "
               f"{shown(group.run_dir(runs))}.log", flush=True)
         records = run_group(group, out, runs, jobs, record_finished)
         if not records:

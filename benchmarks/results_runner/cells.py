@@ -5,11 +5,12 @@ A cell is the documented command line, so a user gets the same numbers with the 
     python -m launch --agent A --env T --steps N --seed S --preset P --replay local --return-window W --run-dir D
     python -m launch --agent A --env gymnax/T --launch anakin --seeds 0,1,2,3,4 --steps N --preset P ...  (anakin)
 
-An Anakin suite trains the missing seeds of an (agent, task) in one vmapped call (a `CellGroup`); each seed still
-gets its own record. The record (`seed_<n>.json`) holds the curve (the average of the last `return_window` episode
-returns on a grid of environment steps), the final and best such average (best over full windows only), the
-averages at the references' step counts (within the budget), steps, wall and CPU seconds, the command, the
-commit, package versions and the machine; where the suite asks for it (`Suite.eval_episodes`), also the final
+A row `<agent>@anakin` of a single-process suite runs the second way (`Suite.launch_of`). An Anakin group trains
+the missing seeds of an (agent, task) in one vmapped call (a `CellGroup`); each seed still gets its own record.
+The record (`seed_<n>.json`) holds the curve (the average of the last `return_window` episode returns on a grid
+of environment steps), the final and best such average (best over full windows only), the averages at the
+references' step counts (within the budget), steps, wall and CPU seconds, the command, the commit, package
+versions and the machine; where the suite asks for it (`Suite.eval_episodes`), also the final
 policy's returns without exploration (`greedy`), from `python -m launch.cli.evaluate` in a fresh process.
 """
 
@@ -49,8 +50,18 @@ class CellGroup:
     seeds: Tuple[int, ...]
 
     @property
+    def launch(self) -> str:
+        """"single" or "anakin": the row's (`Suite.launch_of`)."""
+        return self.suite.launch_of(self.agent)
+
+    @property
+    def env(self) -> str:
+        """What `--env` takes: the task's `anakin_env` for a fully jitted row, where it has one."""
+        return (self.launch == "anakin" and self.task.anakin_env) or self.task.env
+
+    @property
     def run_name(self) -> str:
-        if self.suite.launch == "anakin":
+        if self.launch == "anakin":
             return "seeds_" + "_".join(map(str, self.seeds))
         (seed,) = self.seeds
         return f"seed_{seed}"
@@ -66,14 +77,15 @@ class CellGroup:
     def command(self, run_dir: str) -> List[str]:
         """The `python -m launch` arguments that train this group (after `python -m launch`)."""
         task, suite = self.task, self.suite
-        argv = ["--agent", self.agent, "--env", task.env, "--steps", str(task.steps)]
-        if suite.launch == "anakin":
+        argv = ["--agent", suite.agent_of(self.agent), "--env", self.env, "--steps", str(task.steps)]
+        if self.launch == "anakin":
             argv += ["--launch", "anakin", "--seeds", ",".join(map(str, self.seeds))]
         else:
             (seed,) = self.seeds
             argv += ["--seed", str(seed), "--replay", "local"]
-        if suite.preset:
-            argv += ["--preset", suite.preset]
+        preset = suite.preset_of(task.name)
+        if preset:
+            argv += ["--preset", preset]
         for assignment in suite.config.get(self.agent, ()):
             argv += ["--config", assignment]
         return argv + ["--return-window", str(task.return_window), "--progress-seconds", "60",
@@ -97,7 +109,7 @@ def finished_run(run_dir: str, group: CellGroup) -> bool:
 def resumable_stop(group: CellGroup, exit_code: int, run_dir: str) -> bool:
     """Whether an Anakin group's process was stopped by Ctrl-C or SIGTERM after saving a checkpoint (its exit
     code is 128 + the signal's number)."""
-    return (group.suite.launch == "anakin" and exit_code in (128 + signal.SIGINT, 128 + signal.SIGTERM)
+    return (group.launch == "anakin" and exit_code in (128 + signal.SIGINT, 128 + signal.SIGTERM)
             and has_anakin_checkpoint(run_dir))
 
 
@@ -131,7 +143,7 @@ def groups(suite: Suite, agents: Sequence[str], tasks: Sequence[str], seeds: Seq
                 else:
                     missing.append(seed)
             task = suite.task(task_name)
-            if suite.launch == "anakin" and missing:
+            if suite.launch_of(agent) == "anakin" and missing:
                 todo.append(CellGroup(suite, agent, task, tuple(missing)))
             else:
                 todo.extend(CellGroup(suite, agent, task, (seed,)) for seed in missing)
@@ -155,7 +167,7 @@ def run_group(group: CellGroup, out: str, runs: str, jobs: int = 1,
     started = datetime.datetime.now(datetime.timezone.utc)
     recorded = record_finished and finished_run(run_dir, group)
     # An Anakin group stopped part way (a signal, a session's end) left a checkpoint: it continues from there.
-    resumed = not recorded and group.suite.launch == "anakin" and has_anakin_checkpoint(run_dir)
+    resumed = not recorded and group.launch == "anakin" and has_anakin_checkpoint(run_dir)
     run_argv = ["--resume", shown(run_dir), "--progress-seconds", "60"] if resumed else argv
     if recorded:
         with open(os.path.join(run_dir, "summary.json")) as f:
@@ -178,9 +190,9 @@ def run_group(group: CellGroup, out: str, runs: str, jobs: int = 1,
         "suite": group.suite.name,
         "agent": group.agent,
         "task": group.task.name,
-        "env": group.task.env,
-        "preset": group.suite.preset,
-        "launch": group.suite.launch,
+        "env": group.env,
+        "preset": group.suite.preset_of(group.task.name),
+        "launch": group.launch,
         "budget_steps": group.task.steps,
         "return_window": group.task.return_window,
         "command": ["python", "-m", "launch", *argv],
@@ -209,7 +221,7 @@ def run_group(group: CellGroup, out: str, runs: str, jobs: int = 1,
                       "log_tail": _tail(log_path)}
             _write_json(error_path, record)
         else:
-            if group.suite.evaluates_final_policy:
+            if group.suite.evaluates_final_policy and group.launch != "anakin":
                 record.update(evaluation_fields(group.seed_dir(runs, seed), group.suite.eval_episodes))
             _write_json(path, record)
             if os.path.exists(error_path):

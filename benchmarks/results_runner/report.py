@@ -175,6 +175,7 @@ def markdown(suite: Suite, finished: Dict[Tuple[str, str], List[dict]], failed: 
     lines = [*FRONT_MATTER, f"# Results: {suite.name}", "", suite.description, ""]
     lines += _summary(suite, finished)
     lines += _findings(suite, finished)
+    lines += _twins(suite, finished)
     if plots:
         lines += ["## Curves", "", "The average of the last `return_window` training-episode returns against "
                   "environment steps, up to our budget: each agent's mean over seeds with a ±1 std band; a diamond, "
@@ -334,6 +335,41 @@ def _findings(suite: Suite, finished) -> List[str]:
             "budget difference) and the cause said in the agent's README and here.", "", *rows, ""]
 
 
+def twin_agreement(single: Sequence[float], anakin: Sequence[float]) -> Tuple[float, str]:
+    """(anakin's mean minus single's, the verdict) for one agent's final returns in its two forms: "agree" when
+    the means differ by at most the larger of the two standard deviations over seeds, else "**disagree**" (a
+    finding)."""
+    difference = float(np.mean(anakin) - np.mean(single))
+    spread = max(float(np.std(single)), float(np.std(anakin)))
+    return difference, "agree" if abs(difference) <= spread else "**disagree**"
+
+
+def _twins(suite: Suite, finished) -> List[str]:
+    """Each `<agent>@anakin` row beside its single-process twin `<agent>` on the same task, where both have cells."""
+    rows = []
+    for row, tasks in suite.cells.items():
+        twin = suite.agent_of(row)
+        if suite.launch_of(row) != "anakin" or twin == row or twin not in suite.cells:
+            continue
+        for task_name in tasks:
+            single, anakin = finished.get((twin, task_name), []), finished.get((row, task_name), [])
+            if not single or not anakin:
+                continue
+            finals = [[record["final_average_return"] for record in records] for records in (single, anakin)]
+            difference, label = twin_agreement(*finals)
+            rows.append(f"| {twin} | {task_name} | {_pair(_mean_std(finals[0]))} ({len(single)}) | "
+                        f"{_pair(_mean_std(finals[1]))} ({len(anakin)}) | {difference:+.1f} | {label} |")
+    if not rows:
+        return []
+    return ["## Fully jitted beside one process", "",
+            "Each agent's final training return (the last `return_window` episodes at the budget; mean ± std over "
+            "the seeds in brackets) in one process and fully jitted (`<agent>@anakin`, its seeds in one vmapped "
+            "call). The forms agree when their means differ by at most the larger of the two standard deviations; "
+            "**disagree** is a finding.", "",
+            "| agent | task | one process | fully jitted | difference | verdict |", "|---|---|---|---|---|---|",
+            *rows, ""]
+
+
 def _sources(suite: Suite) -> List[str]:
     if not suite.references:
         return []
@@ -345,18 +381,24 @@ def _sources(suite: Suite) -> List[str]:
 
 
 def _presets(suite: Suite) -> List[str]:
-    if not suite.preset:
-        return []
     from launch.experiments.presets import load_preset  # reads launch/presets/<name>.json
 
-    preset = load_preset(suite.preset)
-    lines = ["## Hyperparameters", "",
-             f"Every cell runs with `--preset {suite.preset}` (`launch/presets/{suite.preset}.json`; "
-             f"`python -m launch --agent NAME --list-config` lists the fields). Its notes:", ""]
-    for agent in suite.agents:
-        entry = preset.agents.get(agent)
-        if entry is not None:
-            lines.append(f"- {agent}: {entry.notes or 'the agent defaults.'}")
+    lines = []
+    for name in dict.fromkeys(suite.preset_of(task.name) for task in suite.tasks if suite.preset_of(task.name)):
+        tasks = [task.name for task in suite.tasks if suite.preset_of(task.name) == name]
+        preset = load_preset(name)
+        which = "Every cell runs" if len(tasks) == len(suite.tasks) else f"The cells on {', '.join(tasks)} run"
+        lines += [f"{which} with `--preset {name}` (`launch/presets/{name}.json`; `python -m launch --agent NAME "
+                  f"--list-config` lists the fields). Its notes:", ""]
+        agents = dict.fromkeys(suite.agent_of(row) for row in suite.agents if set(suite.cells[row]) & set(tasks))
+        for agent in agents:
+            entry = preset.agents.get(agent)
+            if entry is not None:
+                lines.append(f"- {agent}: {entry.notes or 'the agent defaults.'}")
+        lines.append("")
+    if not lines:
+        return []
+    lines = ["## Hyperparameters", "", *lines[:-1]]
     extra = {agent: overrides for agent, overrides in suite.config.items() if overrides}
     for agent, overrides in extra.items():
         lines.append(f"- {agent}, in this suite only: {' '.join(f'`--config {o}`' for o in overrides)}")

@@ -9,7 +9,12 @@ Budgets are per task, the same for every agent, chosen near the step counts the 
               seeds 0-2; one process
     minatar   gymnax Breakout, Asterix, SpaceInvaders, Freeway (MinAtar), 1M each (dqn, ppo); seeds 0-4 in one
               vmapped call per (agent, task), fully jitted (--launch anakin)
+    jax       every Anakin form beside its single-process twin: Pendulum-v1 20k (sac, td3, d4pg, mpo; gymnax's
+              Pendulum fully jitted, gymnasium's in one process), MinAtar Breakout 1M (dqn, muzero)
     tiny      dqn on CartPole-v1, 300 steps, seeds 0-1: the runner's own test
+
+A suite's row is an agent's name, run under the suite's launch, or `<agent>@anakin`: the same agent fully jitted,
+on the task's `anakin_env`, so a suite can hold both forms of one agent side by side.
 
 A reference is a published figure: mean (± std where given) at a step count (where given), its exact source and
 the environment version it was measured on.
@@ -17,6 +22,10 @@ the environment version it was measured on.
 
 import dataclasses
 from typing import Dict, Optional, Sequence, Tuple
+
+
+# A suite's row `<agent>@anakin` trains the agent fully jitted (`Suite.launch_of`).
+ROW_LAUNCH = "@"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,12 +69,16 @@ class StoredCurve:
 @dataclasses.dataclass(frozen=True)
 class Task:
     """A task of a suite: `name` labels it (file names, tables), `env` is what `--env` takes, `steps` the budget,
-    `return_window` the episodes averaged for the final and best returns."""
+    `return_window` the episodes averaged for the final and best returns. `anakin_env`: what `--env` takes for the
+    task's fully jitted rows (`<agent>@anakin`) where `env` is not written in JAX (None: `env`). `preset`: the
+    preset of the task's cells where it is not the suite's."""
 
     name: str
     env: str
     steps: int
     return_window: int = 20
+    anakin_env: Optional[str] = None
+    preset: Optional[str] = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,8 +106,22 @@ class Suite:
 
     @property
     def evaluates_final_policy(self) -> bool:
-        """Whether each cell's final policy is evaluated without exploration after training."""
+        """Whether each cell's final policy is evaluated without exploration after training (an Anakin row's never
+        is: `launch_of`)."""
         return bool(self.eval_episodes) and self.launch != "anakin"
+
+    @staticmethod
+    def agent_of(row: str) -> str:
+        """The registered agent a row trains: `row` itself, or what comes before `@anakin`."""
+        return row.split(ROW_LAUNCH)[0]
+
+    def launch_of(self, row: str) -> str:
+        """How a row trains: "anakin" for `<agent>@anakin`, else the suite's `launch`."""
+        return "anakin" if row.endswith(ROW_LAUNCH + "anakin") else self.launch
+
+    def preset_of(self, task: str) -> Optional[str]:
+        """The preset a task's cells run with: the task's own, else the suite's."""
+        return self.task(task).preset or self.preset
 
     def task(self, name: str) -> Task:
         return next(task for task in self.tasks if task.name == name)
@@ -469,6 +496,52 @@ DMC = Suite(
     ),
 )
 
+
+
+def _with_anakin_twins(agents: Sequence[str]) -> Tuple[str, ...]:
+    """Each agent's row followed by its fully jitted twin's (`<agent>@anakin`)."""
+    return tuple(row for agent in agents for row in (agent, agent + ROW_LAUNCH + "anakin"))
+
+
+_CONTINUOUS = ("sac", "td3", "d4pg", "mpo")
+# The settings of the Anakin learning test (tests/engines/test_anakin_off_policy.py): 64-unit networks, batches of
+# 64, one SGD step per environment step; fully jitted, 8 environments per seed.
+_SMALL = ("policy_hidden_sizes=64,64", "critic_hidden_sizes=64,64", "batch_size=64", "samples_per_insert=64")
+
+JAX = Suite(
+    name="jax",
+    description="Every fully jitted (Anakin) form beside its single-process twin, the same agent with the same "
+                "settings: SAC, TD3, D4PG and MPO on Pendulum-v1 (gymnax's, the five seeds of a row in one "
+                "vmapped call, beside gymnasium's in one process with --replay local), 20k environment steps; DQN "
+                "and MuZero on MinAtar Breakout (gymnax's fully jitted, the MinAtar package's in one process), 1M.",
+    tasks=(
+        Task("Pendulum-v1", "Pendulum-v1", 20_000, return_window=10, anakin_env="gymnax/Pendulum-v1"),
+        Task("Breakout-MinAtar", "MinAtar/Breakout-v1", 1_000_000, return_window=100,
+             anakin_env="gymnax/Breakout-MinAtar", preset="minatar"),
+    ),
+    cells={**{row: ("Pendulum-v1",) for row in _with_anakin_twins(_CONTINUOUS)},
+           **{row: ("Breakout-MinAtar",) for row in _with_anakin_twins(("dqn", "muzero"))}},
+    preset=None,
+    seeds=(0, 1, 2, 3, 4),
+    config={row: _SMALL for row in _with_anakin_twins(_CONTINUOUS)},
+    extras=("anakin", "minatar"),
+    notes=(
+        "gymnax's Pendulum-v1 is a re-implementation of gymnasium's: stepped from the same state with the same "
+        "action (20 episodes of 200 uniformly random torques, the state copied across after each step), the two "
+        "agree to 2e-6 in every observation and 1e-5 in every reward, and both cut episodes at 200 steps (checked "
+        "2026-11-29, gymnax 0.0.9, gymnasium 1.4). The single-process runner does not run gymnax environments "
+        "(`--env gymnax/Pendulum-v1` without `--launch anakin` is refused), so a twin acts on gymnasium's.",
+        "What differs between the twins beyond the environment's code: a fully jitted row acts in 8 environments "
+        "per seed (one per transition an iteration inserts: `num_sgd_steps_per_step * batch_size / "
+        "samples_per_insert`), the single-process row in one; both take one SGD step of 64 per environment step "
+        "after 1,000 transitions, the single-process row through its rate limiter, the fully jitted one exactly.",
+        "MinAtar Breakout: gymnax's Breakout-MinAtar re-implements the MinAtar package's game (the minatar suite's "
+        "notes); DQN fully jitted is the minatar suite's DQN cell (the same command). MuZero's row runs once its "
+        "fully jitted form (agents/muzero/anakin.py) is registered. A single-process DQN at the preset's one SGD "
+        "step per environment step takes hours per seed on the 2-core VM: those rows are for a larger machine.",
+    ),
+)
+
 TINY = Suite(
     name="tiny",
     description="The runner's own test: DQN on CartPole-v1 for 300 steps, two seeds.",
@@ -481,4 +554,4 @@ TINY = Suite(
     eval_episodes=2,
 )
 
-SUITES: Dict[str, Suite] = {suite.name: suite for suite in (CLASSIC, MUJOCO, MINATAR, DMC, TINY)}
+SUITES: Dict[str, Suite] = {suite.name: suite for suite in (CLASSIC, MUJOCO, MINATAR, DMC, JAX, TINY)}

@@ -150,13 +150,16 @@ def test_iqm_and_its_bootstrap_interval():
 
 
 def test_suites_name_registered_agents_with_preset_entries():
-    assert {"classic", "mujoco", "minatar", "tiny"} <= set(SUITES)
+    assert {"classic", "mujoco", "minatar", "jax", "tiny"} <= set(SUITES)
     for suite in SUITES.values():
-        preset = load_preset(suite.preset)
         names = {task.name for task in suite.tasks}
         for agent, tasks in suite.cells.items():
-            assert agent in AGENTS and agent in preset.agents, (suite.name, agent)
+            assert suite.agent_of(agent) in AGENTS, (suite.name, agent)
             assert set(tasks) <= names, (suite.name, agent)
+            for task in tasks:  # a cell runs with its preset's entry, or with the suite's own settings
+                preset = suite.preset_of(task)
+                assert (suite.agent_of(agent) in load_preset(preset).agents if preset
+                        else suite.config.get(agent)), (suite.name, agent, task)
         for ref in suite.references:
             assert ref.task in suite.cells.get(ref.agent, ()), (suite.name, ref)
             assert ref.source.text and ref.environment
