@@ -30,6 +30,10 @@ RESULTS = ["rliable"]
 MULTIAGENT = ["pettingzoo", "mpe2"]
 # JaxMARL's MPE for multi-agent --launch anakin: Python 3.11+ only (constraints-latest.txt pins it).
 MULTIAGENT_JAX = ['jaxmarl; python_version >= "3.11"']
+# Brax's locomotion tasks for the continuous agents' --launch anakin (--env brax/<task>): brax 0.14.2 requires
+# Python >= 3.11, so today's stack only; it brings mujoco-mjx at the pinned mujoco's version. About 4 s and 10 MB
+# into a venv that has the test extra (2026-11-29), so the tests install it.
+BRAX = ['brax; python_version >= "3.11"']
 # --launch ray on today's stack (its replay node serves the local tables), which the tests run programs on; the
 # classic stack's Ray comes with FULL.
 RAY_TODAY = ['ray; python_version >= "3.11"']
@@ -39,7 +43,7 @@ RAY_TODAY = ['ray; python_version >= "3.11"']
 CUDA = ['jax[cuda12]; python_version >= "3.11"']
 # pytest-xdist: `make test` runs on every core (tests/conftest.py shares one compilation cache between workers).
 TEST = (["pytest", "pytest-xdist", "psutil", "hypothesis"] + ANAKIN + OFFLINE + TENSORBOARD + RENDER + MINATAR
-        + MULTIAGENT + MULTIAGENT_JAX + DMC + RAY_TODAY)
+        + MULTIAGENT + MULTIAGENT_JAX + DMC + RAY_TODAY + BRAX)
 # Running notebooks/ (`make notebook`; `make test` runs them on a short budget).
 NOTEBOOK = ["jupyter", "ipykernel"]
 # The documentation site (`make docs`): mkdocs-material, and mkdocstrings reading docstrings by static analysis
@@ -72,5 +76,6 @@ setup(
         "results": RESULTS,
         "ray": RAY,
         "multiagent": MULTIAGENT + MULTIAGENT_JAX,
+        "brax": BRAX,
     },
 )

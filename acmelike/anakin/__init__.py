@@ -1,15 +1,17 @@
-"""Anakin: whole training runs as one jitted function, for environments written in JAX (gymnax, JaxMARL).
+"""Anakin: whole training runs as one jitted function, for environments written in JAX (gymnax, Brax, JaxMARL).
 
 Environments are stepped under `vmap`, steps and updates run under `lax.scan`, and the agents' own pure pieces
 (`ActorCore`s from their builders, `update_step`s from their `learning` modules) run inside, unchanged:
 
     environment = make_gymnax_environment("CartPole-v1")   # or make_jaxmarl_environment("MPE_simple_spread_v3")
+    environment = make_brax_environment("brax/inverted_pendulum")   # continuous actions (SAC, TD3, D4PG, MPO)
     stream = StepStream(environment, policy)          # Step rows as a CONTINUE SequenceAdder writes them (PPO, IPPO)
     records = TransitionRecorder(environment, policy)  # one-step records -> n-step Transitions (DQN, TrajectoryBuffer)
 
 The runners that put them together live in `launch/engines/anakin.py`.
 """
 
+from acmelike.anakin.brax import BRAX_PREFIX, make_brax_environment
 from acmelike.anakin.environment import GYMNAX_PREFIX, JaxEnvironment, JaxTimeStep, make_gymnax_environment
 from acmelike.anakin.episodes import EpisodeReturns
 from acmelike.anakin.jaxmarl import JAXMARL_PREFIX, make_jaxmarl_environment
@@ -18,6 +20,7 @@ from acmelike.anakin.trajectory_buffer import TrajectoryBuffer, TrajectoryBuffer
 from acmelike.anakin.transitions import StepRecord, TransitionRecorder, n_step_transitions
 
 __all__ = [
+    "BRAX_PREFIX",
     "EpisodeReturns",
     "GYMNAX_PREFIX",
     "JAXMARL_PREFIX",
@@ -29,6 +32,7 @@ __all__ = [
     "TrajectoryBuffer",
     "TrajectoryBufferState",
     "TransitionRecorder",
+    "make_brax_environment",
     "make_gymnax_environment",
     "make_jaxmarl_environment",
     "n_step_transitions",

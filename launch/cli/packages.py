@@ -70,10 +70,11 @@ PETTINGZOO = Requirement("mpe2", "mpe2 (PettingZoo's MPE)", _extra("multiagent")
 MINATAR = Requirement("minatar", "MinAtar", _extra("minatar"))
 MUJOCO = Requirement("mujoco", "mujoco", _extra("mujoco"))
 DM_CONTROL = Requirement("dm_control", "dm-control", _extra("dmc"))
+BRAX = Requirement("brax", "brax", "which is not installed (today's stack, Python 3.11+): pip install -e '.[brax]'")
 
 # Environment id prefixes and the package behind them (gymnasium's own MuJoCo tasks are found by entry point).
 _ENVIRONMENT_FAMILIES = (("mpe/", PETTINGZOO), ("MinAtar/", MINATAR), ("gymnax/", GYMNAX), ("jaxmarl/", JAXMARL),
-                         ("dm_control/", DM_CONTROL))
+                         ("dm_control/", DM_CONTROL), ("brax/", BRAX))
 _MUJOCO_ENTRY_POINT = "gymnasium.envs.mujoco"
 
 

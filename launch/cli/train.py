@@ -116,8 +116,9 @@ def make_parser() -> FlagParser:
     add("--agent", help=f"one of: {', '.join(sorted(AGENTS))}")
     add("--env", help="a gymnasium environment id, e.g. CartPole-v1; dm_control/<domain>-<task> for the DeepMind "
                        "Control Suite, e.g. dm_control/walker-walk; mpe/<name> for multi-agent agents (anakin: "
-                       "gymnax/<id>, or jaxmarl/<id> for multi-agent agents). A module:Env-v0 id makes gymnasium "
-                       "import the module, so it is taken only as typed here, never read back from a run directory")
+                       "gymnax/<id>, brax/<task> for continuous agents, or jaxmarl/<id> for multi-agent agents). A "
+                       "module:Env-v0 id makes gymnasium import the module, so it is taken only as typed here, never "
+                       "read back from a run directory")
     add("--steps", 100_000, type=_bounded(int, 1),
         help="environment steps to train for (offline: learner steps); default 100000")
     add("--seed", 0, type=_bounded(int, 0, maximum=MAX_SEED),

@@ -1,7 +1,8 @@
 """run_anakin: a whole training run as one jitted function of the seed, vmapped over seeds (Anakin).
 
-For environments written in JAX: gymnax (`gymnax/<id>`, single-agent) and JaxMARL's MPE (`jaxmarl/<id>`,
-multi-agent, for IPPO/MAPPO; `pip install jaxmarl`, Python >= 3.11). Per seed, one iteration collects rows from a
+For environments written in JAX: gymnax (`gymnax/<id>`, single-agent), Brax's locomotion tasks (`brax/<task>`, for
+the continuous agents; `pip install -e '.[brax]'`) and JaxMARL's MPE (`jaxmarl/<id>`, multi-agent, for IPPO/MAPPO;
+`pip install jaxmarl`, Python >= 3.11). Per seed, one iteration collects rows from a
 batch of environments (`vmap`, `lax.scan` over steps) and applies the agent's own pure `update_step`
 (`agents/<name>/anakin.py`). Iterations are scanned in calls of `iterations_per_call`; between calls the host
 turns episode returns into the same logs, learning curve and summary as the other runners, prints progress and
@@ -29,6 +30,7 @@ import numpy as np
 
 from acmelike.anakin import (GYMNAX_PREFIX, JAXMARL_PREFIX, JaxEnvironment, make_gymnax_environment,
                              make_jaxmarl_environment)
+from acmelike.anakin.brax import BRAX_PREFIX, check_brax_id, make_brax_environment
 from acmelike.anakin.jaxmarl import check_jaxmarl_id
 from acmelike.anakin.agent import SEEDS_AXIS, AnakinAgent, IterationOutputs
 from acmelike.checkpointing import CheckpointError, Checkpointer, check_metadata, read_json_state, read_metadata
@@ -72,8 +74,9 @@ class AnakinConfig:
 
     Attributes:
       agent: a registered agent with an Anakin form (`AgentDefinition.anakin`; `launch.registry.anakin_agents()`).
-      environment: `gymnax/<id>` (e.g. gymnax/CartPole-v1) for single-agent agents, `jaxmarl/<id>` (e.g.
-        jaxmarl/MPE_simple_spread_v3) for multi-agent ones.
+      environment: `gymnax/<id>` (e.g. gymnax/CartPole-v1) for single-agent agents, also `brax/<task>` (e.g.
+        brax/inverted_pendulum) for continuous ones, `jaxmarl/<id>` (e.g. jaxmarl/MPE_simple_spread_v3) for
+        multi-agent ones.
       max_num_actor_steps: rows to collect per seed (environment steps; PPO's padding rows count too, see
         `acmelike.anakin.streams`), rounded down to whole iterations (at least one).
       seeds: trained side by side in one vmapped call.
@@ -146,23 +149,29 @@ class AnakinConfig:
 
 def _check_environment_name(agent: str, environment: str) -> None:
     """ValueError unless `environment` names a JAX environment of the kind `agent` acts in: `jaxmarl/<id>` for a
-    multi-agent agent (jaxmarl installed, the id known), `gymnax/<id>` for the others."""
+    multi-agent agent (jaxmarl installed, the id known), `gymnax/<id>` for the others, or `brax/<task>` for a
+    continuous one (brax installed, the task known)."""
     multiagent = agent_definition(agent).multiagent
     continuous = agent_definition(agent).action_space == "continuous"
+    if continuous and not multiagent and environment.startswith(BRAX_PREFIX):
+        check_brax_id(environment)  # before anything compiles: a missing brax is a command-line error
+        return
     prefix, example = ((JAXMARL_PREFIX, "MPE_simple_spread_v3") if multiagent
                        else (GYMNAX_PREFIX, "Pendulum-v1" if continuous else "CartPole-v1"))
     if not environment.startswith(prefix):
         kind = "a multi-agent" if multiagent else "an"
         raise ValueError(
             f"--launch anakin with {agent} needs {kind} environment written in JAX, named {prefix}<id> "
-            f"(e.g. {prefix}{example}), got {environment!r}."
+            f"(e.g. {prefix}{example}{', or brax/inverted_pendulum' if continuous else ''}), got {environment!r}."
         )
     if multiagent:
         check_jaxmarl_id(environment)  # before anything compiles: a missing jaxmarl is a command-line error
 
 
 def make_environment(name: str) -> JaxEnvironment:
-    """The JAX environment `name` names: `jaxmarl/<id>` or `gymnax/<id>`."""
+    """The JAX environment `name` names: `jaxmarl/<id>`, `brax/<task>` or `gymnax/<id>`."""
+    if name.startswith(BRAX_PREFIX):
+        return make_brax_environment(name)
     return make_jaxmarl_environment(name) if name.startswith(JAXMARL_PREFIX) else make_gymnax_environment(name)
 
 
