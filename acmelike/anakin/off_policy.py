@@ -152,6 +152,51 @@ def inserts_per_iteration(config) -> int:
     return round(inserts)
 
 
+def environments_and_rows(name: str, config, num_envs: Optional[int]):
+    """(environments, rows each writes per iteration) for `inserts_per_iteration(config)` transitions per
+    iteration: `num_envs` None gives one environment per inserted transition (each writes one row), else
+    `num_envs` must divide the inserts (ValueError naming the fields otherwise)."""
+    inserts = inserts_per_iteration(config)
+    num_envs = num_envs or inserts
+    if inserts % num_envs:
+        raise ValueError(
+            f"{name}'s Anakin form: {num_envs} environments cannot share the {inserts} transitions an iteration "
+            f"inserts (num_sgd_steps_per_step * batch_size / samples_per_insert) in whole rows: choose a divisor "
+            f"of {inserts}, or change samples_per_insert."
+        )
+    return num_envs, inserts // num_envs
+
+
+def sgd_steps(replay: TransitionReplay, update_step, replay_state: ReplayState, carry, keys):
+    """One SGD step per key, each on its own batch sampled from `replay_state` (its priorities written back
+    before the next step samples, if prioritized): `carry` = (training_state, priorities) -> (carry, metrics
+    [steps]). Only `carry` changes, so only it need pass through a branch."""
+
+    def sgd_step(carry, key):
+        training_state, priorities = carry
+        sample, where = replay.sample(replay_state._replace(priorities=priorities), key)
+        training_state, metrics, extras = update_step(training_state, sample)
+        if replay.prioritized:
+            priorities = replay.set_priorities(replay_state._replace(priorities=priorities), where,
+                                               extras["priorities"]).priorities
+        return (training_state, priorities), metrics
+
+    return jax.lax.scan(sgd_step, carry, keys)
+
+
+def learn_or_wait(can_sample: jax.Array, learn, carry):
+    """`learn(carry) -> (carry, metrics)` if every seed's replay can sample, else `carry` unchanged and NaN
+    metrics: returns (learned, carry, metrics). Every seed's replay holds as much as the others' (the same rows
+    per iteration), so `can_sample` is reduced across the seeds axis and the branch stays a branch."""
+
+    def wait(carry):
+        metrics = jax.eval_shape(learn, carry)[1]
+        return carry, jax.tree_util.tree_map(lambda m: jnp.full(m.shape, jnp.nan, m.dtype), metrics)
+
+    learned = jax.lax.pmin(can_sample, SEEDS_AXIS)
+    return (learned,) + tuple(jax.lax.cond(learned, learn, wait, carry))
+
+
 def off_policy_agent(name: str, environment: JaxEnvironment, builder, networks, num_envs: Optional[int] = None,
                      priority_exponent: float = 0.0) -> AnakinAgent:
     """The Anakin form of an agent that learns from n-step transition replay, from its builder: the builder's
@@ -168,22 +213,13 @@ def off_policy_agent(name: str, environment: JaxEnvironment, builder, networks, 
     agent's config field of that name), and the update must return `extras["priorities"]`.
     """
     config = builder.config
-    inserts = inserts_per_iteration(config)
-    num_envs = num_envs or inserts
-    if inserts % num_envs:
-        raise ValueError(
-            f"{name}'s Anakin form: {num_envs} environments cannot share the {inserts} transitions an iteration "
-            f"inserts (num_sgd_steps_per_step * batch_size / samples_per_insert) in whole rows: choose a divisor "
-            f"of {inserts}, or change samples_per_insert."
-        )
-    rows_per_env = inserts // num_envs
+    num_envs, rows_per_env = environments_and_rows(name, config, num_envs)
 
     def learning_parts(key):
         return builder.learning_parts(networks=networks, environment_spec=environment.spec, random_key=key)
 
     parts = learning_parts(jax.random.PRNGKey(0))  # its update step, losses and policy parameters (not its state)
     update_step, policy_params = parts.update_step, parts.policy_params
-    sgd_steps = config.num_sgd_steps_per_step
     policy = builder.make_policy(networks=networks, environment_spec=environment.spec)
     recorder = TransitionRecorder(environment, policy, config.variable_update_period)
     replay = TransitionReplay.from_config(config, num_envs, rows_per_env, priority_exponent)
@@ -205,29 +241,10 @@ def off_policy_agent(name: str, environment: JaxEnvironment, builder, networks, 
             policy_params(training_state), recorder_state, unroll_key, rows_per_env
         )
         replay_state = replay.add(replay_state, records)
-        keys = jax.random.split(sample_key, sgd_steps)
-
-        # Only what learning changes passes through the branch (a select would copy the whole replay).
-        def sgd_step(carry, key):
-            training_state, priorities = carry
-            sample, where = replay.sample(replay_state._replace(priorities=priorities), key)
-            training_state, metrics, extras = update_step(training_state, sample)
-            if replay.prioritized:
-                priorities = replay.set_priorities(replay_state._replace(priorities=priorities), where,
-                                                   extras["priorities"]).priorities
-            return (training_state, priorities), metrics
-
-        def learn(carry):
-            return jax.lax.scan(sgd_step, carry, keys)
-
-        def wait(carry):  # the replay holds fewer than min_replay_size transitions
-            metrics = jax.eval_shape(learn, carry)[1]
-            return carry, jax.tree_util.tree_map(lambda m: jnp.full(m.shape, jnp.nan, m.dtype), metrics)
-
-        # Every seed's replay holds as much as the others' (the same rows per iteration): one branch for all.
-        learned = jax.lax.pmin(replay.can_sample(replay_state), SEEDS_AXIS)
-        (training_state, priorities), metrics = jax.lax.cond(
-            learned, learn, wait, (training_state, replay_state.priorities))
+        keys = jax.random.split(sample_key, config.num_sgd_steps_per_step)
+        learned, (training_state, priorities), metrics = learn_or_wait(
+            replay.can_sample(replay_state), lambda carry: sgd_steps(replay, update_step, replay_state, carry, keys),
+            (training_state, replay_state.priorities))
         replay_state = replay_state._replace(priorities=priorities)
         metrics = {metric: jnp.mean(value) for metric, value in metrics.items()}
         outputs = IterationOutputs(episode_returns, jnp.ones_like(episode_returns, bool), learned, metrics)

@@ -10,8 +10,8 @@ away) and resets the environment, so the next slot starts an episode. Rows are t
 steps: `real` marks the ones that are.
 
 Actions, rewards and discounts may be nests (a multi-agent environment's per-agent dicts,
-`acmelike.anakin.jaxmarl`): the padding row zeroes every leaf, and the episode return is the sum over the
-reward's leaves (the team's return, as the PettingZoo runners report it).
+`acmelike.anakin.jaxmarl`): the padding row zeroes every leaf, and the episode return is the team's
+(`EpisodeReturns`).
 
     stream = StepStream(environment, policy)
     state = stream.init(key, num_envs)
@@ -19,7 +19,6 @@ reward's leaves (the team's return, as the PettingZoo runners report it).
     bootstrap = stream.next_row(state)                                   # the row after them, [B]
 """
 
-import functools
 from typing import Any, Callable, NamedTuple
 
 import jax
@@ -48,11 +47,6 @@ class StreamOutputs(NamedTuple):
 
     real: jax.Array
     episode_return: jax.Array
-
-
-def _team_reward(reward) -> jax.Array:
-    """The sum of a (nested) reward's leaves: the reward itself when it is one array."""
-    return functools.reduce(jnp.add, jax.tree_util.tree_leaves(reward))
 
 
 def _zeros(spec, num_envs: int):
@@ -122,7 +116,7 @@ class StepStream:
             start_of_episode=state.start,
             extras=select_envs(real, extras, jax.tree_util.tree_map(jnp.zeros_like, extras)),
         )
-        returns, episode_return = state.returns.add(_team_reward(timestep.reward), timestep.last, real)
+        returns, episode_return = state.returns.add(timestep.reward, timestep.last, real)
         new_state = StreamState(
             env_state=select_envs(real, env_state, reset_env_state),
             observation=select_envs(real, timestep.observation, reset_observation),
@@ -146,14 +140,24 @@ class StepStream:
 
 
 def on_policy_agent(name: str, environment: JaxEnvironment, config, policy: ActorCore,
-                    init_training_state: Callable[[jax.Array], Any], update_step) -> AnakinAgent:
+                    init_training_state: Callable[[jax.Array], Any], update_step,
+                    policy_params: Callable[[Any], Any] = lambda state: state.params) -> AnakinAgent:
     """The Anakin form of an agent that learns from a queue of CONTINUE sequences (PPO, IPPO, MAPPO):
     `config.batch_size` environments, each writing one sequence of `config.unroll_length + 1` rows per update
     (the last row, the next sequence's first, only bootstraps), exactly as the agent's queue would serve them.
+    The sequences are learned from as soon as they are written, so the queue never holds more than one batch
+    (`max_queue_size` never binds), and the actors act with the parameters of the latest update: a
+    `variable_update_period` other than 1 is refused.
 
-    `init_training_state(key)` -> a state with `.params` (what `policy` acts with); `update_step(state, sample)`
-    -> (state, metrics, extras), the agent's own.
+    `init_training_state(key)` -> a state whose `policy_params(state)` is what `policy` acts with (by default
+    its `.params`); `update_step(state, sample)` -> (state, metrics, extras), the agent's own.
     """
+    if config.variable_update_period != 1:
+        raise ValueError(
+            f"{name}'s Anakin form acts with the parameters of the latest update (its actors never fall behind "
+            f"the learner), so variable_update_period={config.variable_update_period} cannot hold: set "
+            f"variable_update_period=1 (the default)."
+        )
     stream = StepStream(environment, policy)
     num_envs, length = config.batch_size, config.unroll_length
 
@@ -164,7 +168,7 @@ def on_policy_agent(name: str, environment: JaxEnvironment, config, policy: Acto
     def iteration(carry):
         training_state, stream_state, key = carry
         key, unroll_key = jax.random.split(key)
-        stream_state, rows, outputs = stream.unroll(training_state.params, stream_state, unroll_key, length)
+        stream_state, rows, outputs = stream.unroll(policy_params(training_state), stream_state, unroll_key, length)
         bootstrap = stream.next_row(stream_state)
         data = jax.tree_util.tree_map(lambda r, b: jnp.concatenate([r, b[:, None]], axis=1), rows, bootstrap)
         sample = ReplaySample(info=uniform_sample_info(num_envs, num_envs), data=data)
@@ -172,4 +176,4 @@ def on_policy_agent(name: str, environment: JaxEnvironment, config, policy: Acto
         outputs = IterationOutputs(outputs.episode_return, outputs.real, jnp.asarray(True), metrics)
         return (training_state, stream_state, key), outputs
 
-    return AnakinAgent(name, init, iteration, num_envs, length, lambda carry: carry[0].params, config)
+    return AnakinAgent(name, init, iteration, num_envs, length, lambda carry: policy_params(carry[0]), config)

@@ -10,6 +10,9 @@ reducing them on the device replaces the adder's host-side n-step buffer.
     state, records, episode_returns = recorder.unroll(params, state, key, length)   # records [B, length]
     transitions = n_step_transitions(sampled_records, discount)                     # [N, n] -> [N]
 
+Observations, actions, rewards and discounts may be nests (a multi-agent environment's per-agent dicts,
+`acmelike.anakin.jaxmarl`): records keep them so, and the episode return is the team's (`EpisodeReturns`).
+
 The actors keep their own copy of the parameters, as a `VariableClient` does: `unroll` takes the learner's and
 the copy takes them every `variable_update_period` steps (at steps 0, period, 2 * period, ... of each
 environment), so an agent's `variable_update_period` means what it means in the other runners.
@@ -82,7 +85,7 @@ class TransitionRecorder:
         if variable_update_period < 1:
             raise ValueError(f"TransitionRecorder: variable_update_period must be >= 1, got {variable_update_period}.")
         self._policy = policy
-        self._action_dtype = environment.spec.actions.dtype
+        self._action_spec = environment.spec.actions
         self._variable_update_period = variable_update_period
         self._reset = jax.vmap(environment.reset)
         self._step = jax.vmap(environment.step)
@@ -102,7 +105,7 @@ class TransitionRecorder:
         """One step of every environment (reset right after its episode's last step), acting with the actors' copy
         of the parameters, taken from `learner_params` first if a fetch is due: returns (state, StepRecord [B],
         episode_return [B], NaN unless an episode ended)."""
-        num_envs = state.observation.shape[0]
+        num_envs = state.returns.current.shape[0]
         step_key, reset_key = jax.random.split(key)
         if self._variable_update_period == 1:
             params = learner_params
@@ -114,7 +117,7 @@ class TransitionRecorder:
         reset_env_state, reset_observation = self._reset(jax.random.split(reset_key, num_envs))
         record = StepRecord(
             observation=state.observation,
-            action=action.astype(self._action_dtype),
+            action=jax.tree_util.tree_map(lambda a, s: a.astype(s.dtype), action, self._action_spec),
             reward=timestep.reward,
             discount=timestep.discount,
             last=timestep.last,

@@ -8,14 +8,15 @@ import functools
 
 from acmelike.builders import AgentDefinition
 from agents import dqn
+from agents.independent.anakin import make_anakin_agent
 from agents.independent.builder import DecentralisedBuilder, DecentralisedNetworks, make_networks
 from agents.independent.config import IndependentDQNConfig
 
 
-
 def independent_definition(single: AgentDefinition, config_class: type) -> AgentDefinition:
     """`independent_<single's name>`: one `single` learner per policy; `config_class` is
-    `independent_config_class(single.config_class)`, bound to a module-level name."""
+    `independent_config_class(single.config_class)`, bound to a module-level name. Its Anakin form
+    (`agents.independent.anakin`) exists where `single`'s does."""
     return AgentDefinition(
         name=f"independent_{single.name}",
         config_class=config_class,
@@ -24,6 +25,7 @@ def independent_definition(single: AgentDefinition, config_class: type) -> Agent
         action_space=single.action_space,
         multiagent=True,
         smoke_config=single.smoke_config,
+        anakin=functools.partial(make_anakin_agent, single=single) if single.anakin is not None else None,
     )
 
 

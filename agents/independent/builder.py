@@ -238,13 +238,14 @@ class DecentralisedBuilder(ActorLearnerBuilder[DecentralisedNetworks, Dict[str, 
         self.config = config
         self._single = single
 
-    def _builder(self, policy: str) -> ActorLearnerBuilder:
+    def policy_builder(self, policy: str) -> ActorLearnerBuilder:
+        """The single agent's builder of `policy` (its config, its table named for the policy)."""
         return self._single.make_builder(single_agent_config(self.config, self._single, policy))
 
     def make_policy(self, *, networks: DecentralisedNetworks, environment_spec: EnvironmentSpec,
                     evaluation: bool = False) -> Dict[str, Any]:
         return {
-            policy: self._builder(policy).make_policy(
+            policy: self.policy_builder(policy).make_policy(
                 networks=networks.networks[policy],
                 environment_spec=agent_spec(environment_spec, networks.agents[policy][0]), evaluation=evaluation)
             for policy in networks.networks
@@ -256,7 +257,7 @@ class DecentralisedBuilder(ActorLearnerBuilder[DecentralisedNetworks, Dict[str, 
 
     def make_replay_tables(self, *, environment_spec: EnvironmentSpec, policy: Dict[str, Any]) -> list:
         groups = self._groups(environment_spec)
-        return [table for name in groups for table in self._builder(name).make_replay_tables(
+        return [table for name in groups for table in self.policy_builder(name).make_replay_tables(
             environment_spec=agent_spec(environment_spec, groups[name][0]), policy=policy[name])]
 
     def make_dataset_iterator(self, *, replay_client) -> Iterator:
@@ -264,13 +265,13 @@ class DecentralisedBuilder(ActorLearnerBuilder[DecentralisedNetworks, Dict[str, 
         # (`<replay_table_name>_<policy>`, from make_replay_tables) say.
         prefix = f"{self.config.replay_table_name}_"
         names = [table[len(prefix):] for table in replay_client.server_info() if table.startswith(prefix)]
-        return _JointIterator({name: self._builder(name).make_dataset_iterator(replay_client=replay_client)
+        return _JointIterator({name: self.policy_builder(name).make_dataset_iterator(replay_client=replay_client)
                                for name in names})
 
     def make_adder(self, *, replay_client, environment_spec: EnvironmentSpec, policy: Dict[str, Any]) -> Adder:
         groups = self._groups(environment_spec)
         return AgentAdders({
-            agent: self._builder(name).make_adder(replay_client=replay_client,
+            agent: self.policy_builder(name).make_adder(replay_client=replay_client,
                                                   environment_spec=agent_spec(environment_spec, members[0]),
                                                   policy=policy[name])
             for name, members in groups.items() for agent in members
@@ -282,7 +283,7 @@ class DecentralisedBuilder(ActorLearnerBuilder[DecentralisedNetworks, Dict[str, 
         learners, slots = {}, {}
         for index, (name, members) in enumerate(networks.agents.items()):
             slots[name] = _Slot()
-            learners[name] = self._builder(name).make_learner(
+            learners[name] = self.policy_builder(name).make_learner(
                 random_key=jax.random.fold_in(random_key, index), networks=networks.networks[name],
                 dataset=slots[name], environment_spec=agent_spec(environment_spec, members[0]),
                 replay_client=replay_client, counter=Counter(time_delta=0.0),
@@ -292,12 +293,15 @@ class DecentralisedBuilder(ActorLearnerBuilder[DecentralisedNetworks, Dict[str, 
 
     def make_actor(self, *, random_key, policy: Dict[str, Any], environment_spec: EnvironmentSpec,
                    variable_source: Optional[core.VariableSource] = None,
-                   adder: Optional[Adder] = None) -> core.Actor:
+                   adder: Optional[Adder] = None, num_envs: Optional[int] = None) -> core.Actor:
+        if num_envs is not None:
+            raise ValueError(f"Independent learners act in one multi-agent environment; num_envs={num_envs} was asked "
+                             "for. Run them without --num-envs.")
         groups = self._groups(environment_spec)
         actors = {}
         for index, agent in enumerate(agent_ids(environment_spec)):
             name = next(n for n, members in groups.items() if agent in members)
-            actors[agent] = self._builder(name).make_actor(
+            actors[agent] = self.policy_builder(name).make_actor(
                 random_key=jax.random.fold_in(random_key, index), policy=policy[name],
                 environment_spec=agent_spec(environment_spec, agent),
                 variable_source=None if variable_source is None else _PolicyVariables(variable_source, name),
