@@ -8,6 +8,10 @@ batch of environments (`vmap`, `lax.scan` over steps) and applies the agent's ow
 turns episode returns into the same logs, learning curve and summary as the other runners, prints progress and
 checks `stop_at_average_return`. Nothing here imports Reverb, TensorFlow or Launchpad.
 
+With several devices (GPUs, or CPU devices from XLA_FLAGS=--xla_force_host_platform_device_count=N) whose number
+divides the number of seeds, the seeds are split over them (`seed_sharding`): each device trains its share, and the run
+computes what it would on one device (tests/engines/test_anakin_sharding.py).
+
 With a run directory and `checkpoint_every_minutes`, every seed's whole carry (learner state, environments,
 on-device replay, keys) and the logs' counts are saved between calls (`<run_dir>/checkpoints/`, also at Ctrl-C or
 SIGTERM); `resume=True` continues from the latest one, and the resumed run computes what the uninterrupted run
@@ -180,6 +184,22 @@ def make_agent(config: AnakinConfig) -> AnakinAgent:
     return make_anakin_agent(make_environment(config.environment), config.resolved_agent_config)
 
 
+def seed_sharding(num_seeds: int) -> Optional[jax.sharding.Sharding]:
+    """The seeds axis split evenly over `jax.devices()` when there are several and their number divides
+    `num_seeds`; None (every seed on the default device) otherwise. Each seed's computation is its own, so a
+    sharded run computes what a one-device run does; only `SEEDS_AXIS` reductions cross devices."""
+    devices = jax.devices()
+    if len(devices) < 2 or num_seeds % len(devices):
+        return None
+    mesh = jax.sharding.Mesh(np.asarray(devices), (SEEDS_AXIS,))
+    return jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec(SEEDS_AXIS))
+
+
+def place_seeds(tree, sharding: Optional[jax.sharding.Sharding]):
+    """`tree` (every leaf with a leading seeds axis) laid out by `sharding`; as it is if None."""
+    return tree if sharding is None else jax.device_put(tree, sharding)
+
+
 def make_chunk(agent: AnakinAgent, length: int, may_skip: bool = True):
     """`chunk(carries [S, ...], num_active) -> (carries, IterationOutputs [S, length, ...])`: `length`
     iterations per seed, of which the first `num_active` run (the rest leave the carry and output NaN / False).
@@ -298,9 +318,10 @@ def run_anakin(config: AnakinConfig) -> Dict[str, Any]:
         write_anakin_config(config)
 
     compile_start = time.time()
-    keys = jnp.stack([jax.random.PRNGKey(seed) for seed in config.seeds])
+    sharding = seed_sharding(num_seeds)
+    keys = place_seeds(jnp.stack([jax.random.PRNGKey(seed) for seed in config.seeds]), sharding)
     init = jax.jit(jax.vmap(agent.init))
-    carries = init(keys)
+    carries = place_seeds(init(keys), sharding)
     chunk = compile_chunk(agent, length, total, carries)
     compile_seconds = time.time() - compile_start
 
@@ -311,7 +332,7 @@ def run_anakin(config: AnakinConfig) -> Dict[str, Any]:
                  resumed_at=None if resumed_at is None else resumed_at.get(seed, {}))
         for seed in config.seeds
     ]
-    state = _RunState(carries, logs, started=start)
+    state = _RunState(carries, logs, started=start, sharding=sharding)
     checkpointer = None
     if config.checkpoint_every_minutes is not None or config.resume:
         checkpointer = Checkpointer(
@@ -352,8 +373,10 @@ def run_anakin(config: AnakinConfig) -> Dict[str, Any]:
             if target is not None and all(log.tracker.is_full and log.tracker.average >= target for log in logs):
                 break
     wall_seconds = time.time() - state.started + state.earlier_wall_seconds
-    # The wall seconds mean little without the chip: "cpu: cpu", "gpu: NVIDIA H200", ...
+    # The wall seconds mean little without the chip: "cpu: cpu", "gpu: NVIDIA H200", "cpu: cpu x 2" (sharded), ...
     device = f"{jax.default_backend()}: {jax.devices()[0].device_kind}"
+    if sharding is not None:
+        device += f" x {len(sharding.device_set)}"
 
     summaries = []
     for log in logs:
@@ -383,8 +406,10 @@ class _RunState(Saveable):
     """What a checkpoint holds of a run: every seed's carry (saved as arrays) and, through `_Progress`, the
     iterations done and each seed's log counts."""
 
-    def __init__(self, carries: Any, logs: Sequence[_SeedLog], started: float):
+    def __init__(self, carries: Any, logs: Sequence[_SeedLog], started: float,
+                 sharding: Optional[jax.sharding.Sharding] = None):
         self.carries = carries
+        self.sharding = sharding  # where the carries live (`seed_sharding`), restored ones too
         self.logs = logs
         self.iterations = 0
         self.earlier_wall_seconds = 0.0  # the wall seconds of the runs this one resumes
@@ -394,7 +419,7 @@ class _RunState(Saveable):
         return self.carries
 
     def restore(self, state: Any) -> None:
-        self.carries = jax.tree_util.tree_map(jnp.asarray, state)
+        self.carries = place_seeds(jax.tree_util.tree_map(jnp.asarray, state), self.sharding)
 
 
 class _Progress(Saveable):
