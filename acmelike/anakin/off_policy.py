@@ -48,6 +48,25 @@ class Sampled(NamedTuple):
     envs: jax.Array  # [batch] int32
 
 
+def sample_in_proportion(key: jax.Array, priorities: jax.Array, held: jax.Array, exponent: float, batch: int):
+    """`batch` items drawn with replacement as Reverb's prioritized table draws them: item i (of `priorities`'
+    entries, flattened; `held` broadcasts to their shape) with probability p_i^alpha / sum_j p_j^alpha over the
+    held items, 0 for priority 0, uniform over the held items if every weight is 0. Returns (flat indices [batch],
+    SampleInfo)."""
+    weights = jnp.where(held & (priorities > 0), priorities ** exponent, 0.0)
+    weights = jnp.where(jnp.sum(weights) > 0, weights, held.astype(jnp.float32) * jnp.ones_like(weights))
+    cumulative = jnp.cumsum(weights.reshape(-1))
+    total = cumulative[-1]
+    points = jax.random.uniform(key, (batch,), maxval=total)
+    flat = jnp.minimum(jnp.searchsorted(cumulative, points, side="right"), priorities.size - 1)
+    info = SampleInfo(
+        key=flat.astype(jnp.int32),
+        probability=weights.reshape(-1)[flat] / total,
+        table_size=jnp.full((batch,), jnp.sum(jnp.broadcast_to(held, priorities.shape)), jnp.float32),
+    )
+    return flat, info
+
+
 @dataclasses.dataclass(frozen=True)
 class TransitionReplay:
     """n-step transitions of `num_envs` environments on the device, sampled uniformly or by priority.
@@ -113,21 +132,10 @@ class TransitionReplay:
         oldest = jnp.where(state.buffer.is_full, state.buffer.write_index, 0)
         age = (jnp.arange(max_length) - oldest) % max_length
         held = (age < self.buffer.size(state.buffer) - n + 1)[:, None]
-        # Reverb's weights: priority ** alpha, but 0 for priority 0; uniform over what is held if every weight is 0.
-        weights = jnp.where(held & (state.priorities > 0), state.priorities ** self.priority_exponent, 0.0)
-        weights = jnp.where(jnp.sum(weights) > 0, weights, held.astype(jnp.float32) * jnp.ones_like(weights))
-        cumulative = jnp.cumsum(weights.reshape(-1))
-        total = cumulative[-1]
-        points = jax.random.uniform(key, (self.batch_size,), maxval=total)
-        flat = jnp.minimum(jnp.searchsorted(cumulative, points, side="right"), max_length * num_envs - 1)
+        flat, info = sample_in_proportion(key, state.priorities, held, self.priority_exponent, self.batch_size)
         times, envs = flat // num_envs, flat % num_envs
         steps = (times[:, None] + jnp.arange(n)) % max_length
         records = jax.tree_util.tree_map(lambda stored: stored[steps, envs[:, None]], state.buffer.experience)
-        info = SampleInfo(
-            key=flat.astype(jnp.int32),
-            probability=weights.reshape(-1)[flat] / total,
-            table_size=jnp.full((self.batch_size,), jnp.sum(held) * num_envs, jnp.float32),
-        )
         return ReplaySample(info=info, data=n_step_transitions(records, self.discount)), Sampled(times, envs)
 
     def set_priorities(self, state: ReplayState, where: Optional[Sampled], priorities: jax.Array) -> ReplayState:

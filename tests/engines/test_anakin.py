@@ -21,6 +21,7 @@ from acmelike.checkpointing import latest_checkpoint  # noqa: E402
 from agents.dqn import DQNConfig  # noqa: E402
 from agents.ppo import PPOConfig  # noqa: E402
 from launch.engines.anakin import AnakinConfig, parse_seeds, run_anakin  # noqa: E402
+from launch.registry import anakin_agents  # noqa: E402
 
 CARTPOLE = "gymnax/CartPole-v1"
 
@@ -43,7 +44,7 @@ def test_environment_names_are_checked():
         make_gymnax_environment("gymnax/NoSuchEnv-v0")
     with pytest.raises(ValueError, match="gymnax/<id>"):
         AnakinConfig(agent="ppo", environment="CartPole-v1", max_num_actor_steps=10)
-    with pytest.raises(ValueError, match="d4pg, dqn, ippo, mappo, mpo, ppo, sac, td3"):
+    with pytest.raises(ValueError, match=", ".join(anakin_agents())):
         AnakinConfig(agent="nope", environment=CARTPOLE, max_num_actor_steps=10)
 
 
