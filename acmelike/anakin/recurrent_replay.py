@@ -61,11 +61,12 @@ def sgd_steps_and_inserts(config) -> Tuple[int, int]:
         inserts = steps * config.batch_size / config.samples_per_insert
         if inserts >= 1 and abs(inserts - round(inserts)) < 1e-9:
             return steps, round(inserts)
+    per_step = config.batch_size / config.samples_per_insert
     raise ValueError(
         f"Anakin holds samples_per_insert exactly, in whole SGD steps of batch_size={config.batch_size} and whole "
-        f"sequences: samples_per_insert={config.samples_per_insert} gives {config.batch_size / config.samples_per_insert} "
-        f"sequences per SGD step. Choose samples_per_insert = batch_size * k / n for small whole k and n (e.g. "
-        f"{config.batch_size / max(1, round(config.batch_size / config.samples_per_insert))})."
+        f"sequences: samples_per_insert={config.samples_per_insert} gives {per_step} sequences per SGD step. Choose "
+        f"samples_per_insert = k * batch_size / n, k SGD steps per n sequences inserted, k <= batch_size (e.g. "
+        f"samples_per_insert={config.batch_size / max(1, round(per_step))})."
     )
 
 
@@ -149,7 +150,8 @@ class SequenceReplay:
         positions = jnp.arange(self.num_slots) * self.period
         start = rows - 1 - (rows - 1 - positions) % self.buffer.max_length  # the newest row written at the slot
         newest_possible = rows - self.length
-        return (start >= 0) & (start <= newest_possible) & (start > newest_possible - self.sequences_per_env * self.period)
+        too_old = newest_possible - self.sequences_per_env * self.period  # starts up to here are not held
+        return (start >= 0) & (start <= newest_possible) & (start > too_old)
 
     def size(self, state: SequenceReplayState) -> jax.Array:
         return jnp.sum(self.held(state)) * self.buffer.num_envs
