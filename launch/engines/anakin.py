@@ -310,39 +310,62 @@ def run_anakin(config: AnakinConfig) -> Dict[str, Any]:
     # Before anything compiles: a run to resume with no checkpoint is a clear error.
     resumed_from = latest_checkpoint_of(config) if config.resume else None
     agent = make_agent(config)
-    num_seeds = len(config.seeds)
     total = max(1, config.max_num_actor_steps // agent.rows_per_iteration)
     length = min(config.iterations_per_call, total)
-
     if config.run_dir and not config.resume:
         write_anakin_config(config)
+    sharding, carries, chunk, compile_seconds = _initialise_and_compile(config, agent, length, total)
+    state = _RunState(carries, _seed_logs(config, resumed_from), started=start, sharding=sharding)
+    checkpointer = _checkpointer(config, state, resumed_from, total)
+    stop = _train(config, agent, state, chunk, checkpointer, length, total)
+    return _summarise(config, agent, state, compile_seconds, stop)
 
+
+def _initialise_and_compile(config: AnakinConfig, agent: AnakinAgent, length: int, total: int):
+    """Every seed's initial carry, laid out over the devices (`seed_sharding`), and the compiled chunk of `length`
+    iterations: returns (sharding, carries, chunk, the seconds both took)."""
     compile_start = time.time()
-    sharding = seed_sharding(num_seeds)
+    sharding = seed_sharding(len(config.seeds))
     keys = place_seeds(jnp.stack([jax.random.PRNGKey(seed) for seed in config.seeds]), sharding)
-    init = jax.jit(jax.vmap(agent.init))
-    carries = place_seeds(init(keys), sharding)
+    carries = place_seeds(jax.jit(jax.vmap(agent.init))(keys), sharding)
     chunk = compile_chunk(agent, length, total, carries)
-    compile_seconds = time.time() - compile_start
+    return sharding, carries, chunk, time.time() - compile_start
 
-    threshold = config.resolved_threshold
+
+def _seed_logs(config: AnakinConfig, resumed_from: Optional[str]) -> List[_SeedLog]:
+    """One `_SeedLog` per seed; resuming, each seed's CSV logs are first cut back to the checkpoint."""
     resumed_at = _resume_logs(config, resumed_from) if resumed_from is not None else None
-    logs = [
+    threshold = config.resolved_threshold
+    return [
         _SeedLog(seed, _seed_dir(config, seed), ReturnTracker(config.return_window, threshold), config.tensorboard,
                  resumed_at=None if resumed_at is None else resumed_at.get(seed, {}))
         for seed in config.seeds
     ]
-    state = _RunState(carries, logs, started=start, sharding=sharding)
-    checkpointer = None
-    if config.checkpoint_every_minutes is not None or config.resume:
-        checkpointer = Checkpointer(
-            os.path.join(config.run_dir, CHECKPOINTS), {"carries": state, "progress": _Progress(state)},
-            metadata=_identity(config), every_minutes=config.checkpoint_every_minutes or float("inf"),
-        )
+
+
+def _checkpointer(config: AnakinConfig, state: "_RunState", resumed_from: Optional[str],
+                  total: int) -> Optional[Checkpointer]:
+    """The run's checkpointer (None if it keeps no checkpoints); resuming, `state` is restored from
+    `resumed_from` first."""
+    if config.checkpoint_every_minutes is None and not config.resume:
+        return None
+    checkpointer = Checkpointer(
+        os.path.join(config.run_dir, CHECKPOINTS), {"carries": state, "progress": _Progress(state)},
+        metadata=_identity(config), every_minutes=config.checkpoint_every_minutes or float("inf"),
+    )
     if resumed_from is not None:
         checkpointer.restore(resumed_from)
         print(f"[anakin {config.agent} {config.environment}] resumed from {resumed_from}: iterations "
               f"{state.iterations}/{total}", flush=True)
+    return checkpointer
+
+
+def _train(config: AnakinConfig, agent: AnakinAgent, state: "_RunState", chunk, checkpointer: Optional[Checkpointer],
+           length: int, total: int) -> StopRequests:
+    """Calls `chunk` until `total` iterations are done, a signal stops the run or every seed reaches
+    `stop_at_average_return`; logs each call's outputs, checkpoints when due and prints progress. Returns the
+    run's `StopRequests` (whether, and by which signal, it was stopped)."""
+    logs = state.logs
     last_print, target = time.time(), config.stop_at_average_return
 
     def save_checkpoint(due_only: bool):
@@ -372,14 +395,21 @@ def run_anakin(config: AnakinConfig) -> Dict[str, Any]:
                 )
             if target is not None and all(log.tracker.is_full and log.tracker.average >= target for log in logs):
                 break
+    return stop
+
+
+def _summarise(config: AnakinConfig, agent: AnakinAgent, state: "_RunState", compile_seconds: float,
+               stop: StopRequests) -> Dict[str, Any]:
+    """Closes the logs and writes each seed's summary and learning curve (and, with several seeds, the combined
+    summary); returns the run's summary (`run_anakin`'s)."""
     wall_seconds = time.time() - state.started + state.earlier_wall_seconds
     # The wall seconds mean little without the chip: "cpu: cpu", "gpu: NVIDIA H200", "cpu: cpu x 2" (sharded), ...
     device = f"{jax.default_backend()}: {jax.devices()[0].device_kind}"
-    if sharding is not None:
-        device += f" x {len(sharding.device_set)}"
-
+    if state.sharding is not None:
+        device += f" x {len(state.sharding.device_set)}"
+    num_seeds = len(config.seeds)
     summaries = []
-    for log in logs:
+    for log in state.logs:
         log.close()
         label = _Labels(config.agent, config.environment, log.seed, config.resolved_agent_config)
         counts = {"actor_steps": log.actor_steps, "learner_steps": log.learner_steps}
