@@ -2,6 +2,7 @@
 trained on prioritized replay sequences by unrolling it K steps against search policies, n-step values and rewards."""
 
 from acmelike.builders import AgentDefinition
+from agents.muzero.anakin import make_anakin_agent
 from agents.muzero.builder import MuZeroBuilder
 from agents.muzero.config import MuZeroConfig
 from agents.muzero.networks import MuZeroNetworks, make_networks
@@ -12,6 +13,7 @@ AGENT = AgentDefinition(
     make_builder=MuZeroBuilder,
     make_networks=make_networks,
     action_space="discrete",
+    anakin=make_anakin_agent,
     smoke_config=dict(
         num_simulations=4, num_unroll_steps=2, n_step=2, batch_size=4, min_replay_size=4, embedding_size=8,
         hidden_sizes=(16,), num_bins=11,
