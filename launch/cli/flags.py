@@ -55,7 +55,8 @@ _RAY_ONLY = "{flag} configures a Ray program: drop it, or use --launch ray"
 _ANAKIN_BATCH = ("Anakin's batch of environments comes from the agent's config: --config batch_size=N for PPO, IPPO, "
                  "MAPPO and IMPALA; for SAC, TD3, D4PG and MPO one environment per transition an iteration inserts "
                  "(num_sgd_steps_per_step * batch_size / samples_per_insert); DQN's is 4; "
-                 "R2D2's one per sequence an iteration inserts (batch_size / samples_per_insert, 4 by default)")
+                 "R2D2's and MuZero's one per sequence an iteration inserts (batch_size / samples_per_insert, 4 and "
+                 "2 by default)")
 
 FLAGS: Dict[str, FlagRule] = {
     "--agent": FlagRule(MODES),
