@@ -321,10 +321,15 @@ def _checkpoints(run_dir) -> list:
 
 
 @pytest.mark.alone
-def test_dqn_on_ray_restarts_a_killed_actor_and_resumes_after_kill_9(tmp_path):
+def test_dqn_on_ray_restarts_a_killed_actor_and_resumes_after_kill_9(tmp_path, monkeypatch):
     """One program: learns (learner steps > 0), its actor_0 killed and restarted by Ray, then the whole program
     killed (SIGKILL to the launcher's process group, then to every process it started, as a crash takes all of
-    them) once it has a checkpoint; `--resume` goes on from that checkpoint to a larger budget and ends there."""
+    them) once it has a checkpoint; `--resume` goes on from that checkpoint to a larger budget and ends there.
+
+    Its processes see two CPU devices: the learner works on the first and the actors (restarted
+    too) on the last, as `acmelike.placement` says (each host records its node's device in ray_nodes.json)."""
+    # The device count goes first: XLA stops reading flags at a word that is not one (SINGLE_THREADED has one).
+    monkeypatch.setenv("XLA_FLAGS", f"--xla_force_host_platform_device_count=2 {os.environ.get('XLA_FLAGS', '')}")
     run_dir = tmp_path / "run"
     first = Launcher(*_ray_command("--steps", 1_000_000, "--checkpoint-every", 0.05, "--progress-seconds", 1,
                                    *SMALL_DQN), run_dir=run_dir, command_line=True, own_process_group=True)
@@ -342,6 +347,8 @@ def test_dqn_on_ray_restarts_a_killed_actor_and_resumes_after_kill_9(tmp_path):
         first.process.wait()
         first.kill()  # Ray's daemons and workers, as a crash of the machine would
     assert first.left_behind() == []
+    devices = {name: where["device"] for name, where in _placements(run_dir).items()}
+    assert devices["learner"] == "cpu:0" and devices["actor_0"] == devices["actor_1"] == "cpu:1", devices
     checkpoint = _checkpoints(run_dir)[-1]
     metadata = json.loads((checkpoint / "metadata.json").read_text())
     assert metadata["replay_sizes"]["priority_table"] > 0 and (checkpoint / "replay" / "local_replay.json").exists()

@@ -22,6 +22,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, Optional, Tuple
 
+from acmelike import placement
 from launch.engines.bind_address import DEFAULT, EVERY_INTERFACE, listen_on, resolve
 from launch.engines.distributed import nodes, supervisor
 from launch.engines.distributed.graph import REPLAY, RESTARTABLE_GROUPS, Ref, experiment_graph
@@ -148,7 +149,9 @@ def run_launchpad_program(
         launch_local_output_to_files._LOGGING_DIR = logs
         # Each node process imports what this one can: a builder from the user's own module unpickles there too.
         environment = node_environment()
-        resources = {group: PythonProcess(env=environment) for group in program.groups}
+        # Each group's processes see the devices it runs on (`acmelike.placement`): actors only the CPU.
+        resources = {group: PythonProcess(env={**environment, **placement.process_environment(group)})
+                     for group in program.groups}
         manager = lp.launch(program, launch_type=lp.LaunchType.LOCAL_MULTI_PROCESSING, terminal="output_to_files",
                             local_resources=resources)
     else:

@@ -18,9 +18,10 @@ from typing import Dict, Optional
 import jax
 import numpy as np
 
-from acmelike import core
+from acmelike import core, placement
 from acmelike.counting import Counter
 from acmelike.loggers import NoOpLogger
+from acmelike.placement import PlacedVariableSource
 from acmelike.variables import RemoteVariableSource
 from environment_loops import EnvironmentLoop, make_environment_loop
 from launch.lifecycle.logs import node_logger
@@ -213,7 +214,8 @@ class ActorNode(core.Worker):
             parts = AgentParts(config)
             self._adder = parts.adder(replay)
             if inference is None:
-                self._actor = parts.actor(index, variable_source=RemoteVariableSource(learner), adder=self._adder)
+                source = PlacedVariableSource(RemoteVariableSource(learner), placement.plan().actors)
+                self._actor = parts.actor(index, variable_source=source, adder=self._adder)
             else:
                 server = InferenceNodeClient(*_stop_aware(inference))
                 self._actor = parts.inference_client_actor(index, server=server, adder=self._adder)
@@ -268,7 +270,8 @@ class EvaluatorNode(core.Worker):
         self._counter, self._learner = counter, learner
         with report_failures("evaluator", run_dir):
             parts = AgentParts(config)
-            self._actor = parts.evaluator_actor(variable_source=RemoteVariableSource(learner))
+            source = PlacedVariableSource(RemoteVariableSource(learner), placement.plan().actors)
+            self._actor = parts.evaluator_actor(variable_source=source)
             self._loop = EnvironmentLoop(
                 parts.evaluator_environment(), self._actor, counter=Counter(time_delta=0.0), logger=NoOpLogger()
             )
@@ -344,7 +347,8 @@ class InferenceNode(core.Worker):
         (learner,) = _stop_aware(learner)
         with report_failures("inference", run_dir):
             self._server = AgentParts(config).inference_server(
-                variable_source=RemoteVariableSource(learner), max_batch_size=max_batch_size
+                variable_source=PlacedVariableSource(RemoteVariableSource(learner), placement.plan().inference),
+                max_batch_size=max_batch_size,
             )
 
     def register(self, actor_id: int, keys: bytes) -> None:

@@ -42,6 +42,7 @@ import warnings
 from importlib.metadata import version as installed_version
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
+from acmelike import placement
 from acmelike.replay.remote import RemoteReplay
 from launch.engines.bind_address import listen_on
 from launch.engines.distributed import runtime, supervisor
@@ -183,8 +184,11 @@ class NodeHost:
         self._stop = threading.Event()
         self._coordinator = coordinator = ray.get_actor(COORDINATOR)
         runtime.install(runtime.Runtime(lambda: self._stop, self._stop_program, "ray"))
+        # Before the node's first JAX call: a node that runs on the CPU never starts the accelerator's backend.
+        placement.restrict_process(node.group)
         context = ray.get_runtime_context()
-        where = {"node_id": context.get_node_id(), "hostname": socket.gethostname(), "pid": os.getpid()}
+        where = {"node_id": context.get_node_id(), "hostname": socket.gethostname(), "pid": os.getpid(),
+                 "device": placement.device_name(placement.plan().for_group(node.group))}
         ray.get(coordinator.started.remote(node.name, where))
         clients = {name: _client(*endpoint) for name, endpoint in endpoints.items()}
 
