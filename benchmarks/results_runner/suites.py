@@ -535,6 +535,23 @@ JAX = Suite(
         "per seed (one per transition an iteration inserts: `num_sgd_steps_per_step * batch_size / "
         "samples_per_insert`), the single-process row in one; both take one SGD step of 64 per environment step "
         "after 1,000 transitions, the single-process row through its rate limiter, the fully jitted one exactly.",
+        "The Pendulum cells (2026-11-29, commit 3498b50, the 2-core VM at a load of 7-12 from other sessions): a "
+        "fully jitted row trained its five seeds in one process in 68-131 s of wall time, compilation included; "
+        "its twin took 24-136 s a seed (194-349 s for five). Pendulum never terminates, so a fully jitted seed's 8 "
+        "environments end their 200-step episodes together, every 1,600 steps: its curve moves in steps, and its "
+        "final average (10 episodes) holds the 8 that ended at 19,200 steps and 2 that ended at 17,600.",
+        "Finding, MPO (**disagree**): fully jitted -138.8 ± 29.4, in one process -181.2 ± 34.7 (5 seeds each), a "
+        "difference of 42.4 against a larger spread of 34.7 (Welch's t 1.9 with 5 seeds a side). Their best "
+        "averages are closer (-98.4 ± 9.4 and -115.5 ± 15.3): the single-process seeds fell further from their best "
+        "by the end. The fully jitted mean is also the higher for SAC (+23.8, within the spread) and D4PG, lower "
+        "for TD3 (-13.6, one collapsed seed). Not investigated yet: the Anakin rows cannot be evaluated without "
+        "exploration (`launch.cli.evaluate` does not read their snapshots), the like-for-like measure that would "
+        "take the exploration noise and the window's timing out of the comparison.",
+        "Finding, D4PG at these settings (both forms alike): one seed of five fails in each. In one process seed 2 "
+        "never learns (best -1,222.8, final -1,504.3); fully jitted, seed 3 reaches -496.7 and ends at -969.3. The "
+        "other seeds end between -126 and -272. TD3's fully jitted seed 2 reached -98.3 and ended at -456.8. Not "
+        "investigated: the Anakin learning test (tests/engines/test_anakin_off_policy.py) uses these settings with "
+        "seed 0 only.",
         "MinAtar Breakout: gymnax's Breakout-MinAtar re-implements the MinAtar package's game (the minatar suite's "
         "notes); DQN fully jitted is the minatar suite's DQN cell (the same command). MuZero's row runs once its "
         "fully jitted form (agents/muzero/anakin.py) is registered. A single-process DQN at the preset's one SGD "
