@@ -108,17 +108,22 @@ class Launcher:
         path = os.path.join(self.run_dir, "progress.json")
         self.wait_until(lambda: os.path.exists(path), timeout, "the program's first progress report")
 
-    def left_behind(self):
-        time.sleep(0.5)
-        alive = []
-        for pid in self.descendants:
-            try:
-                process = psutil.Process(pid)
-                if process.status() != psutil.STATUS_ZOMBIE:
-                    alive.append(f"{pid}: {' '.join(process.cmdline())[:200]}")
-            except psutil.NoSuchProcess:
-                pass
-        return alive
+    def left_behind(self, grace_s: float = 5.0):
+        """The descendants still alive `grace_s` after the program ended (a process killed a moment ago may still
+        be tearing down its memory on a loaded machine: seen with an empty command line)."""
+        deadline = time.monotonic() + grace_s
+        while True:
+            time.sleep(0.5)
+            alive = []
+            for pid in self.descendants:
+                try:
+                    process = psutil.Process(pid)
+                    if process.status() not in (psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD):
+                        alive.append(f"{pid}: {' '.join(process.cmdline())[:200]}")
+                except psutil.NoSuchProcess:
+                    pass
+            if not alive or time.monotonic() > deadline:
+                return alive
 
     def kill(self):
         for pid in self.descendants | {self.process.pid}:
