@@ -7,8 +7,8 @@ iteration (one SGD step per environment step), learning once 1,000 transitions a
 optimisers (Adam 1e-3 each, tau 0.005, gamma 0.99, temperature tuned toward -1 nat). Ours runs SAC's own
 `update_step` through `launch.engines.anakin` (the code `--launch anakin --agent sac` runs: `agents/sac/anakin.py`,
 `acmelike.anakin.off_policy`); the baseline is one plain function: a flat replay ring of 1-step transitions,
-gymnax's `step_env` with a reset where the episode ended, the same losses written inline. One jitted call of all
-iterations on each side.
+gymnax's `step_env` with a reset where the episode ended (`benchmarks.anakin_off_policy.bare_loop`, TD3's, D4PG's
+and MPO's too), the same losses written inline. One jitted call of all iterations on each side.
 
 Both sides run alternately (`repeats` times, seed = repeat index); run time is the median over repeats, compile
 time is measured once per side (ahead-of-time lower + compile). The return is each run's last-20-episode mean.
@@ -18,33 +18,24 @@ time is measured once per side (ahead-of-time lower + compile). The return is ea
 
 import argparse
 import os
-import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
-import numpy as np  # noqa: E402
 
-from benchmarks.anakin_ppo import Clock, alternate_pairs, compile_side_by_side, last_20_mean, seed_keys  # noqa: E402
-from benchmarks.common import finish, header, print_rows, result_row, write_json  # noqa: E402
-
-NUM_ENVS, SGD_STEPS, BATCH, MIN_REPLAY, MAX_REPLAY = 8, 8, 256, 1_000, 1_000_000
-LR, GAMMA, TAU, HIDDEN = 1e-3, 0.99, 0.005, (256, 256)
+from benchmarks.anakin_off_policy import (COMMON_CONFIG, GAMMA, HIDDEN, LR, TAU, bare_loop, compare,  # noqa: E402
+                                          pendulum)
 
 
 def make_baseline(iterations: int):
-    """A bare jitted SAC (own code): returns train(key) -> episode_return [iterations, NUM_ENVS], NaN unless an
-    episode ended there, to be jitted."""
+    """A bare jitted SAC (own code) in `bare_loop`: train(key) -> episode_return [iterations, NUM_ENVS], NaN unless
+    an episode ended there, to be jitted."""
     import flax.linen as nn
-    import gymnax
     import optax
 
-    env, params = gymnax.make("Pendulum-v1")
-    obs_size = env.observation_space(params).shape[0]
-    action_size = env.action_space(params).shape[0]
-    scale = float(env.action_space(params).high)  # Pendulum's bounds are symmetric: [-2, 2]
+    _, _, obs_size, action_size, _ = pendulum()
     target_entropy = -float(action_size)
 
     class Policy(nn.Module):
@@ -107,48 +98,16 @@ def make_baseline(iterations: int):
         target_params = optax.incremental_update(critic_params, target_params, TAU)
         return (policy_params, critic_params, target_params, log_alpha, (policy_opt, critic_opt, alpha_opt)), None
 
-    def train(key):
-        key, policy_key, critic_key, reset_key = jax.random.split(key, 4)
+    def init_learner(key):
+        policy_key, critic_key = jax.random.split(key)
         policy_params = policy.init(policy_key, jnp.zeros((1, obs_size)))
         critic_params = critics.init(critic_key, jnp.zeros((1, obs_size)), jnp.zeros((1, action_size)))
         log_alpha = jnp.zeros(())
-        learner = (policy_params, critic_params, critic_params, log_alpha,
-                   (adam.init(policy_params), adam.init(critic_params), adam.init(log_alpha)))
-        reset = jax.vmap(env.reset_env, in_axes=(0, None))
-        obs, env_state = reset(jax.random.split(reset_key, NUM_ENVS), params)
-        replay = (jnp.zeros((MAX_REPLAY, obs_size)), jnp.zeros((MAX_REPLAY, action_size)), jnp.zeros(MAX_REPLAY),
-                  jnp.zeros((MAX_REPLAY, obs_size)))
+        return (policy_params, critic_params, critic_params, log_alpha,
+                (adam.init(policy_params), adam.init(critic_params), adam.init(log_alpha)))
 
-        def iteration(carry, _):
-            learner, env_state, obs, running, replay, size, key = carry
-            key, act_key, step_key, reset_key, sample_key, sgd_key = jax.random.split(key, 6)
-            action, _ = sample_action(learner[0], obs, act_key)
-            next_obs, env_state_next, reward, done, _ = jax.vmap(env.step_env, in_axes=(0, 0, 0, None))(
-                jax.random.split(step_key, NUM_ENVS), env_state, scale * action, params)
-            positions = (size + jnp.arange(NUM_ENVS)) % MAX_REPLAY
-            replay = tuple(stored.at[positions].set(new)
-                           for stored, new in zip(replay, (obs, action, reward, next_obs)))
-            size = size + NUM_ENVS
-            total = running + reward
-            ended = jnp.where(done, total, jnp.nan)
-            reset_obs, reset_state = reset(jax.random.split(reset_key, NUM_ENVS), params)
-            env_state = jax.tree_util.tree_map(
-                lambda r, s: jnp.where(jnp.reshape(done, done.shape + (1,) * (s.ndim - 1)), r, s),
-                reset_state, env_state_next)
-            obs = jnp.where(done[:, None], reset_obs, next_obs)
-            indices = jax.random.randint(sample_key, (SGD_STEPS, BATCH), 0, jnp.minimum(size, MAX_REPLAY))
-            batches = tuple(stored[indices] for stored in replay)
-
-            def learn(learner):
-                return jax.lax.scan(sgd_step, learner, (batches, jax.random.split(sgd_key, SGD_STEPS)))[0]
-
-            learner = jax.lax.cond(size >= MIN_REPLAY, learn, lambda learner: learner, learner)
-            return (learner, env_state, obs, jnp.where(done, 0.0, total), replay, size, key), ended
-
-        carry = (learner, env_state, obs, jnp.zeros(NUM_ENVS), replay, jnp.zeros((), jnp.int32), key)
-        return jax.lax.scan(iteration, carry, None, iterations)[1]
-
-    return train
+    return bare_loop(iterations, init_learner, lambda learner, obs, key: sample_action(learner[0], obs, key)[0],
+                     sgd_step)
 
 
 def main() -> None:
@@ -156,72 +115,11 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="4k environment steps and 2 repeats, not 20k and 3")
     parser.add_argument("--out", default=None, help="results directory (default benchmarks/results)")
     args = parser.parse_args()
-    repeats, total_steps = (2, 4_000) if args.quick else (3, 20_000)
-    iterations = total_steps // NUM_ENVS
-    payload = header("anakin_sac", quick=args.quick, seeds=list(range(repeats)),
-                     packages=["jax", "jaxlib", "flax", "optax", "gymnax", "numpy"])
-
     import launch  # noqa: F401  (import order: JAX substrate before anything else)
     from agents.sac import SACConfig
-    from launch.engines.anakin import AnakinConfig, make_agent
 
-    config = SACConfig(batch_size=BATCH, num_sgd_steps_per_step=SGD_STEPS, samples_per_insert=float(BATCH),
-                       min_replay_size=MIN_REPLAY, max_replay_size=MAX_REPLAY, policy_hidden_sizes=HIDDEN,
-                       critic_hidden_sizes=HIDDEN, policy_learning_rate=LR, critic_learning_rate=LR,
-                       temperature_learning_rate=LR, discount=GAMMA, tau=TAU)
-    agent = make_agent(AnakinConfig(agent="sac", environment="gymnax/Pendulum-v1", max_num_actor_steps=total_steps,
-                                    agent_config=config))
-    assert agent.num_envs == NUM_ENVS and agent.rows_per_env == 1
-
-    init, chunk, baseline, ours_compile, baseline_compile = compile_side_by_side(
-        agent, iterations, make_baseline(iterations))
-
-    def run_ours(seed):
-        carries = init(seed_keys(seed))
-        jax.block_until_ready(carries)
-        clock = Clock()
-        _, outputs = chunk(carries, iterations)
-        episode_return = jax.device_get(outputs.episode_return[0])
-        return clock.read(), last_20_mean(episode_return), None
-
-    def run_baseline(seed):
-        clock = Clock()
-        episode_return = jax.device_get(baseline(jax.random.PRNGKey(seed)))
-        return clock.read(), last_20_mean(episode_return), None
-
-    runs = alternate_pairs(repeats, run_ours, run_baseline)
-
-    def median(side, field):
-        return statistics.median(r[field] for r in runs[side])
-
-    ratio_per_seed = [o["seconds"] / b["seconds"] for o, b in zip(runs["ours"], runs["baseline"])]
-    labels = dict(ours_label="launch.engines.anakin SAC", baseline_label="bare jitted SAC")
-    rows = [
-        result_row("anakin_sac_run_time", median("ours", "seconds"), median("baseline", "seconds"),
-                   f"s per {total_steps // 1000}k steps", 1.0, ratio=statistics.median(ratio_per_seed),
-                   lower_is_better=True, **labels,
-                   note=f"{iterations} iterations of {NUM_ENVS} steps + {SGD_STEPS} SGD steps of {BATCH}, one jitted "
-                   f"call; ratio: median of {repeats} same-seed pairs"),
-        result_row("anakin_sac_run_cpu_time", median("ours", "cpu_seconds"), median("baseline", "cpu_seconds"),
-                   f"CPU s per {total_steps // 1000}k steps", 1.0, lower_is_better=True, **labels,
-                   note="process CPU time (all threads): robust to a busy machine"),
-        result_row("anakin_sac_compile_time", ours_compile[0], baseline_compile[0], "s", 1.0, lower_is_better=True,
-                   **labels, note=f"ahead-of-time lower + compile, once per side; CPU s {ours_compile[1]:.1f} vs "
-                   f"{baseline_compile[1]:.1f}"),
-        result_row("anakin_sac_return", median("ours", "return_last_20"), median("baseline", "return_last_20"),
-                   "return (last 20 episodes, median over seeds)", None, **labels,
-                   note="informative: Pendulum returns are negative, and short quick runs are still learning"),
-    ]
-    print_rows(rows)
-    payload.update(
-        rows=rows, runs=runs,
-        compile_seconds={"ours": round(ours_compile[0], 2), "baseline": round(baseline_compile[0], 2)},
-        compile_cpu_seconds={"ours": round(ours_compile[1], 2), "baseline": round(baseline_compile[1], 2)},
-        config=dict(num_envs=NUM_ENVS, sgd_steps_per_iteration=SGD_STEPS, batch_size=BATCH, total_steps=total_steps,
-                    min_replay_size=MIN_REPLAY, max_replay_size=MAX_REPLAY, hidden_sizes=list(HIDDEN)),
-    )
-    path = write_json("anakin_sac", finish(payload), **({"results_dir": args.out} if args.out else {}))
-    print(f"wrote {path}")
+    config = SACConfig(**COMMON_CONFIG, policy_learning_rate=LR, critic_learning_rate=LR, temperature_learning_rate=LR)
+    compare("sac", config, make_baseline, args.quick, args.out)
 
 
 if __name__ == "__main__":

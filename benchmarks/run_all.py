@@ -34,6 +34,7 @@ BENCHMARKS = [
     "batched_acting",
     "anakin_ppo",
     "anakin_sac",
+    "anakin_off_policy",
     "anakin_replay",
     "anakin_conv_torso",
     "distributed_scaling",
