@@ -178,6 +178,19 @@ def main(argv=None):
                        rate(1, "local"), rate(1, "reverb", "local_mp"), "items/s", None, ours_label="Ray",
                        baseline_label="local_mp", note="informative"),
         ]
+        # Steady env steps/s with the learner running (DQN's rate limiter ties acting to learning).
+        for actors in (1, 2):
+            steps = {(replay, engine): rate(actors, replay, engine, key="env_steps_per_second")
+                     for replay, engine in (("local", "ray"), ("reverb", "ray"), ("reverb", "local_mp"))}
+            if actors == 1:
+                payload["rows"].append(result_row(
+                    "Ray replay node, local tables vs Reverb: env steps/s (DQN, 1 actor)", steps["local", "ray"],
+                    steps["reverb", "ray"], "env steps/s", None, ours_label="local tables", baseline_label="Reverb",
+                    note="informative"))
+            payload["rows"].append(result_row(
+                f"Ray (local tables) vs Launchpad local_mp (Reverb): env steps/s (DQN, {actors} actor"
+                f"{'s' if actors > 1 else ''})", steps["local", "ray"], steps["reverb", "local_mp"], "env steps/s",
+                None, ours_label="Ray", baseline_label="local_mp", note="informative"))
     path = write_json("ray_replay", finish(payload), *([args.out] if args.out else []))
     print_rows(payload["rows"])
     print(path)
