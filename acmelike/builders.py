@@ -80,14 +80,16 @@ class OfflineBuilder(abc.ABC, Generic[Networks, Policy]):
         policy: Policy,
         environment_spec: EnvironmentSpec,
         variable_source: Optional[core.VariableSource] = None,
+        num_envs: Optional[int] = None,
     ) -> core.Actor:
         """Returns an actor running `policy` on parameters from `variable_source`, writing nowhere: the evaluator.
 
         A `GenericActor` that fetches the variable "policy" at every step, so each evaluation runs the learner's
-        latest parameters.
+        latest parameters. `num_envs`: as for `ActorLearnerBuilder.make_actor`.
         """
         return make_policy_actor(
-            policy, random_key=random_key, variable_source=variable_source, adder=None, variable_update_period=1
+            policy, random_key=random_key, variable_source=variable_source, adder=None, variable_update_period=1,
+            num_envs=num_envs,
         )
 
 
@@ -138,11 +140,17 @@ class ActorLearnerBuilder(OfflineBuilder[Networks, Policy]):
         environment_spec: EnvironmentSpec,
         variable_source: Optional[core.VariableSource] = None,
         adder: Optional[Adder] = None,
+        num_envs: Optional[int] = None,
     ) -> core.Actor:
         """Returns an actor running `policy`, with parameters from `variable_source`, writing to `adder`.
 
-        By default a `GenericActor` that fetches the variable "policy" every `config.variable_update_period`
-        steps (asynchronously from a source in another process); override it for any other kind of actor.
+        `num_envs`: the actor steps B sub-environments together, its values (observations, actions, timesteps)
+        batched [B, ...] and its adder a `BatchedAdder`; None: one environment, values without a batch axis. This
+        is the way every runner builds its actors, batched or not.
+
+        By default a `GenericActor` (acting always batched; one environment is a batch of one) that fetches the
+        variable "policy" every `config.variable_update_period` environment steps (asynchronously from a source
+        in another process); override it for any other kind of actor.
         """
         return make_policy_actor(
             policy,
@@ -150,6 +158,7 @@ class ActorLearnerBuilder(OfflineBuilder[Networks, Policy]):
             variable_source=variable_source,
             adder=adder,
             variable_update_period=self.config.variable_update_period,
+            num_envs=num_envs,
         )
 
 

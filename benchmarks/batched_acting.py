@@ -9,7 +9,7 @@
    first WARMUP_STEPS, timed at the environment: imports, set-up and compilation excluded), which the goal (>= 3x)
    is judged on, and overall (env steps / wall seconds of the whole run, start-up included), informative.
 3. MuZero acting with search (Gumbel MuZero, `mctx`, 16 simulations per step, default config, initial parameters):
-   CartPole-v1 env steps/s of a `BatchedActor` in a `BatchedEnvironmentLoop` with B = 1, 4, 16 environments, of
+   CartPole-v1 env steps/s of a `GenericActor` in an `EnvironmentLoop` with B = 1, 4, 16 environments, of
    central inference (an in-process `InferenceServer` serving 4 single-environment actors, each in its own thread,
    in batches of up to 4), and of the bare jitted search (`agents.muzero.acting.search_policy` on B fixed
    observations, its action fetched each call) at the same B. One process, all sides interleaved per round, no
@@ -207,7 +207,7 @@ def _search_worker(vector_steps: int, repeats: int) -> dict:
     import jax
 
     import launch  # noqa: F401  (orders the JAX/TensorFlow imports)
-    from acmelike.actors import make_batched_policy_actor
+    from acmelike.actors import make_policy_actor
     from acmelike.actors.inference import InferenceClientActor, InferenceServer
     from acmelike.loggers import NoOpLogger
     from acmelike.specs import make_environment_spec
@@ -215,7 +215,7 @@ def _search_worker(vector_steps: int, repeats: int) -> dict:
     from acmelike.wrappers import make_gymnasium_environment, make_vector_environment
     from agents.muzero import MuZeroBuilder, MuZeroConfig, make_networks
     from agents.muzero.acting import search_options, search_policy
-    from environment_loops import BatchedEnvironmentLoop
+    from environment_loops import EnvironmentLoop
 
     config = MuZeroConfig()
     spec = make_environment_spec(make_gymnasium_environment("CartPole-v1", seed=0))
@@ -229,7 +229,7 @@ def _search_worker(vector_steps: int, repeats: int) -> dict:
         took, counted at the environment (episodes still running at the end count too)."""
         clock = _StepClock(warmup=0)
         env = _Clocked(make_vector_environment("CartPole-v1", num_envs, seed), clock)
-        loop = BatchedEnvironmentLoop(env, actor, logger=NoOpLogger())
+        loop = EnvironmentLoop(env, actor, logger=NoOpLogger())
 
         def run():
             before = clock.steps
@@ -270,7 +270,8 @@ def _search_worker(vector_steps: int, repeats: int) -> dict:
 
     sides = {}
     for b in SEARCH_NUM_ENVS:
-        actor = make_batched_policy_actor(policy, random_key=jax.random.PRNGKey(0), num_envs=b, variable_source=source)
+        actor = make_policy_actor(policy, random_key=jax.random.PRNGKey(0), num_envs=b, variable_source=source,
+                                  adder=None, variable_update_period=1)
         sides[f"actor_{b}"] = acting(actor, b, 0)
         sides[f"search_{b}"] = bare_search(b)
     sides["central"] = central
@@ -319,19 +320,19 @@ def _search_rows(rates: dict) -> list:
 
     search = "Gumbel MuZero search, 16 simulations, CartPole-v1, no learner"
     rows = [
-        row(f"MuZero actor env steps/s, {b} envs vs 1", f"actor_{b}", "actor_1", f"BatchedActor B={b}",
-            "BatchedActor B=1", "env steps/s", f"{search}; informative")
+        row(f"MuZero actor env steps/s, {b} envs vs 1", f"actor_{b}", "actor_1", f"GenericActor B={b}",
+            "GenericActor B=1", "env steps/s", f"{search}; informative")
         for b in SEARCH_NUM_ENVS[1:]
     ]
     rows += [
-        row(f"MuZero actor vs its search alone, B={b}", f"actor_{b}", f"search_{b}", f"BatchedActor B={b} + env",
+        row(f"MuZero actor vs its search alone, B={b}", f"actor_{b}", f"search_{b}", f"GenericActor B={b} + env",
             f"bare jitted search_policy [{b}]", "steps/s", f"{search}; the ratio is the actor shell's and the "
             "environment's cost over the search")
         for b in SEARCH_NUM_ENVS
     ]
     rows.append(row(
         f"MuZero central inference, {CENTRAL_ACTORS} single-env actors vs one local actor", "central", "actor_1",
-        f"InferenceServer, {CENTRAL_ACTORS} actor threads", "BatchedActor B=1", "env steps/s",
+        f"InferenceServer, {CENTRAL_ACTORS} actor threads", "GenericActor B=1", "env steps/s",
         f"{search}; in-process server (2 ms batching timeout), actors are threads, not Launchpad processes"))
     return rows
 

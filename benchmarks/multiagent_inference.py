@@ -130,7 +130,7 @@ def measure(num_agents: int, steps_per_actor: int, repeats: int) -> dict:
     import jax
 
     from acmelike.actors import GenericActor
-    from acmelike.actors.inference import InferenceServer, SingleInferenceClientActor
+    from acmelike.actors.inference import InferenceClientActor, InferenceServer
     from acmelike.specs import make_environment_spec
     from agents.ippo.builder import multiagent_categorical_core
     from agents.ippo.config import IPPOConfig
@@ -158,7 +158,7 @@ def measure(num_agents: int, steps_per_actor: int, repeats: int) -> dict:
             "joint": lambda: run_actors(lambda i: GenericActor(policy, keys[i], Fixed()), num_agents, steps_per_actor),
             # A new actor id per repeat: each repeat registers its actors afresh, as a new program's would.
             "central": lambda: run_actors(
-                lambda i: SingleInferenceClientActor(server, next(actor_ids), keys[i]), num_agents, steps_per_actor),
+                lambda i: InferenceClientActor(server, next(actor_ids), keys[i]), num_agents, steps_per_actor),
         }
         for run in sides.values():  # compile every side's calls before timing
             run()

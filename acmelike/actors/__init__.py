@@ -1,7 +1,7 @@
-"""Actors: an `ActorCore` (pure policy functions) run by a `GenericActor` (the stateful shell)."""
+"""Actors: an `ActorCore` (pure policy functions) run by a `GenericActor` (the stateful shell, acting for a batch
+of environments: one environment is a batch of one)."""
 
 from acmelike.actors.actor_core import ActorCore
-from acmelike.actors.batched import BatchedActor, make_batched_policy_actor
 from acmelike.actors.continuous import (
     gaussian_noise_core,
     squashed_gaussian_core,
@@ -11,7 +11,13 @@ from acmelike.actors.continuous import (
     uniform_warmup_core,
 )
 from acmelike.actors.cores import categorical_policy_core, epsilon_greedy_core
-from acmelike.actors.generic_actor import GenericActor, make_policy_actor
+from acmelike.actors.generic_actor import (
+    ActorShell,
+    GenericActor,
+    make_batched_step,
+    make_policy_actor,
+    sub_environment_keys,
+)
 from acmelike.actors.recurrent import (
     apex_epsilons,
     recurrent_categorical_core,
@@ -21,19 +27,20 @@ from acmelike.actors.recurrent import (
 
 __all__ = [
     "ActorCore",
-    "BatchedActor",
+    "ActorShell",
     "GenericActor",
     "apex_epsilons",
     "categorical_policy_core",
     "epsilon_greedy_core",
     "gaussian_noise_core",
-    "make_batched_policy_actor",
+    "make_batched_step",
     "make_policy_actor",
     "recurrent_categorical_core",
     "recurrent_core",
     "recurrent_epsilon_greedy_core",
     "squashed_gaussian_core",
     "squashed_gaussian_sample",
+    "sub_environment_keys",
     "to_bounds",
     "to_unit",
     "uniform_warmup_core",

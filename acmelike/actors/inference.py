@@ -3,13 +3,13 @@
     server = InferenceServer(policy, variable_client, max_batch_size=64, timeout_s=0.002)
     server.start()
     actor = InferenceClientActor(server, actor_id=0, random_key=key, num_envs=8, adder=adder)   # per actor
-    actor = SingleInferenceClientActor(server, actor_id=1, random_key=key, adder=adder)     # one environment
-    ... BatchedEnvironmentLoop(vector_env, actor).run_episode() ...
+    actor = InferenceClientActor(server, actor_id=1, random_key=key, adder=adder)     # one environment
+    ... EnvironmentLoop(vector_env, actor).run_episode() ...
     server.stop()
 
 Actors send batched observations; the server queues requests and, in one thread, serves them in dynamic batches:
 it takes the first waiting request, then more until the batch holds `max_batch_size` observations or `timeout_s`
-has passed since the first, and runs ONE jitted call (`make_batched_step`, the same function a `BatchedActor`
+has passed since the first, and runs ONE jitted call (`make_batched_step`, the same function a `GenericActor`
 runs) for all of them. Each actor's core state (rng, exploration clock, recurrent state) lives on the server,
 keyed by actor id and initialised from the actor's own key, so actions equal those of local inference with the
 same parameters and keys. Batches are padded to `max_batch_size` rows, so the step compiles once.
@@ -24,7 +24,7 @@ import numpy as np
 
 from acmelike import core
 from acmelike.actors.actor_core import ActorCore
-from acmelike.actors.batched import BatchedActor, make_batched_step
+from acmelike.actors.generic_actor import ActorShell, make_batched_step, sub_environment_keys
 
 
 def _rows(tree) -> int:
@@ -69,7 +69,7 @@ class InferenceServer:
 
     def register(self, actor_id, keys) -> None:
         """Creates actor `actor_id`'s state for `len(keys)` sub-environments, sub-environment i's from `keys[i]`
-        (a `BatchedActor` with `random_key` uses `jax.random.split(random_key, B)`; a `GenericActor` its one key).
+        (a `GenericActor` with `random_key` uses `sub_environment_keys(random_key, num_envs)`).
         Registering again replaces the actor's state."""
         keys = np.asarray(keys)
         if len(keys) > self._max_batch_size:
@@ -162,72 +162,26 @@ def _now() -> float:
     return time.monotonic()
 
 
-class InferenceClientActor(BatchedActor):
-    """A `BatchedActor` whose policy runs on an `InferenceServer` (in this process, or behind a remote handle with
-    the same `register`/`select_action` methods): it only steps environments and writes to replay.
+class InferenceClientActor(ActorShell):
+    """An actor whose policy runs on an `InferenceServer` (in this process, or behind a remote handle with the same
+    `register`/`select_action` methods): it only steps environments and writes to replay.
 
-    Registers `actor_id` with the server at its first action (not at construction: in a Launchpad program the
-    inference node may not serve yet while nodes are built); the server keeps its B core states (from
-    `random_key`, as locally).
+    As a `GenericActor`, it acts for `num_envs` sub-environments with batched values, or (None) for one
+    environment whose values carry no batch axis (see `ActorShell`). Registers `actor_id` with the server at its
+    first action (not at construction: in a Launchpad program the inference node may not serve yet while nodes
+    are built); the server keeps its core states, initialised from `sub_environment_keys(random_key, num_envs)`
+    as a local actor's are, so it chooses the actions a `GenericActor` with the same key and parameters chooses.
     """
 
-    def __init__(self, server, actor_id, random_key, num_envs: int, adder=None):
-        core.Actor.__init__(self)
-        self.num_envs = num_envs
+    def __init__(self, server, actor_id, random_key, num_envs: Optional[int] = None, adder=None):
+        super().__init__(num_envs=num_envs, variable_client=None, adder=adder)  # parameters live on the server
         self._server = server
         self._actor_id = actor_id
-        self._adder = adder
-        self._variable_client = None  # parameters live on the server
-        self._starting = np.ones(num_envs, bool)
-        self._finished = np.zeros(num_envs, bool)
-        self._extras = None
-        self._random_key = random_key
+        self._keys = np.asarray(sub_environment_keys(random_key, num_envs))  # numpy crosses process boundaries
         self._registered = False
 
-    def select_action(self, observation):
+    def _act(self, observations):
         if not self._registered:
-            self._server.register(self._actor_id, np.asarray(jax.random.split(self._random_key, self.num_envs)))
+            self._server.register(self._actor_id, self._keys)
             self._registered = True
-        actions, self._extras = self._server.select_action(self._actor_id, observation, self._starting, self._finished)
-        return actions
-
-
-class SingleInferenceClientActor(core.Actor):
-    """A `GenericActor`'s counterpart for ONE (unbatched) environment whose policy runs on an `InferenceServer`:
-    observations, actions and extras carry no batch axis, so the agent's own adder and replay tables serve it
-    unchanged. Its core state on the server comes from `random_key` itself, as a `GenericActor`'s does, so it
-    chooses the actions a `GenericActor` with the same key and parameters chooses. Registers at its first action.
-    """
-
-    def __init__(self, server, actor_id, random_key, adder=None):
-        self._server = server
-        self._actor_id = actor_id
-        self._adder = adder
-        self._key = np.asarray(random_key)[None]  # numpy crosses process boundaries
-        self._registered = False
-        self._starting = True
-        self._extras = None
-
-    def select_action(self, observation):
-        if not self._registered:
-            self._server.register(self._actor_id, self._key)
-            self._registered = True
-        observations = jax.tree_util.tree_map(lambda x: np.asarray(x)[None], observation)
-        actions, extras = self._server.select_action(
-            self._actor_id, observations, np.array([self._starting]), np.zeros(1, bool)
-        )
-        self._starting = False
-        actions, self._extras = jax.tree_util.tree_map(lambda x: x[0], (actions, extras))
-        return actions
-
-    def observe_first(self, timestep) -> None:
-        self._starting = True  # the server runs the core's episode hook before this episode's first action
-        if self._adder is not None:
-            self._adder.add_first(timestep)
-
-    def observe(self, action, next_timestep) -> None:
-        if self._adder is not None:
-            self._adder.add(action, next_timestep, self._extras)
-
-    def update(self, wait: bool = False) -> None:
-        """Parameters live on the server, which refreshes them itself."""
+        return self._server.select_action(self._actor_id, observations, self._starting, self._finished)

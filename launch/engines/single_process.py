@@ -35,7 +35,7 @@ from acmelike.loggers import CSVLogger, Dispatcher, NoOpLogger, TerminalLogger
 from acmelike.loggers.plotting import plot_run_learning_curve
 from acmelike.replay.local import LocalReplay
 from acmelike.variables import StaticVariableSource
-from environment_loops import EnvironmentLoop, make_environment_loop
+from environment_loops import EnvironmentLoop
 from launch.engines import bind_address
 from launch.experiments.config import ExperimentConfig
 from launch.experiments.interrupts import StopRequests
@@ -222,7 +222,7 @@ def run_single_process(config: ExperimentConfig, options: RunOptions = RunOption
             policy_source = _policy_source(config, parts, learner)
             acting = parts.actor(0, variable_source=policy_source, adder=adder)
             actor = LearningActor(acting, learner, replay.dataset, replay.tables)
-            train_loop = make_environment_loop(
+            train_loop = EnvironmentLoop(
                 environment, actor, counter=Counter(counter, "actor", time_delta=0.0),
                 logger=opened("actor", False, "actor_steps"),
             )

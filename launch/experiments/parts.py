@@ -19,9 +19,10 @@ Offline runs build theirs from an `OfflineExperimentConfig`: spec, networks, pol
 and actor, and the learner (on the config's dataset; no replay client). There are no actors, tables or adders.
 
 Batched acting (`config.num_envs` = B > 1): actor `i` steps B environments together (sub-environment j seeded
-`actor_seed(config, i) + j`, actor seeds B apart), with a `BatchedActor` (one jitted policy call per vector
-step) and a `BatchedAdder` writing groups of B items; tables store the groups (`batched_tables`) and `dataset`
-serves the learner single items again (`UnbatchedIterator`). The evaluator stays unbatched.
+`actor_seed(config, i) + j`, actor seeds B apart), with the builder's `make_actor` for `num_envs` B (one jitted
+policy call per vector step) and a `BatchedAdder` writing groups of B items; tables store the
+groups (`batched_tables`) and `dataset` serves the learner single items again (`UnbatchedIterator`). The evaluator
+acts in one environment. Either way the actor is the builder's, acting as a batch (of one, for one environment).
 """
 
 import copy
@@ -33,8 +34,7 @@ import dm_env
 import jax
 
 from acmelike import core
-from acmelike.actors import make_batched_policy_actor
-from acmelike.actors.inference import InferenceClientActor, InferenceServer, SingleInferenceClientActor
+from acmelike.actors.inference import InferenceClientActor, InferenceServer
 from acmelike.adders.base import Adder
 from acmelike.adders.batched import BatchedAdder, UnbatchedIterator, batched_tables
 from acmelike.replay import Prefetcher, never_blocking_inserts
@@ -91,6 +91,8 @@ class AgentParts:
         self.networks = config.network_factory(self.spec)  # raises ValueError when the spec does not fit
         # Batched environments, adders, tables, datasets and actors; an offline run acts in none.
         self.batched = isinstance(config, ExperimentConfig) and config.num_envs > 1
+        # What actors are built for: B sub-environments' batched values, or (None) one environment's.
+        self.num_envs: Optional[int] = config.num_envs if self.batched else None
 
     # Environments.
 
@@ -167,24 +169,14 @@ class AgentParts:
         )
 
     def actor(self, index: int, *, variable_source: Optional[core.VariableSource], adder: Optional[Adder]) -> core.Actor:
-        """Actor `index`, running the training policy (a `BatchedActor` when `num_envs` > 1)."""
-        if self.config.num_envs > 1:
-            # The agent's fetch period counts environment steps; a vector step is num_envs of them.
-            period = getattr(self.builder.config, "variable_update_period", 1)
-            return make_batched_policy_actor(
-                self.policy(),
-                random_key=_key(self.config, _FIRST_ACTOR_STREAM + index),
-                num_envs=self.config.num_envs,
-                variable_source=variable_source,
-                adder=adder,
-                variable_update_period=max(1, period // self.config.num_envs),
-            )
+        """Actor `index`, running the training policy: the builder's `make_actor`, for `num_envs` environments."""
         return self.builder.make_actor(
             random_key=_key(self.config, _FIRST_ACTOR_STREAM + index),
             policy=self.policy(),
             environment_spec=self.spec,
             variable_source=variable_source,
             adder=adder,
+            num_envs=self.num_envs,
         )
 
     def evaluator_actor(self, *, variable_source: Optional[core.VariableSource]) -> core.Actor:
@@ -213,9 +205,7 @@ class AgentParts:
         """Actor `index` under central inference: its policy runs on `server` (an `InferenceServer`, or a handle
         to an inference node), with the key `actor(index)` would use, so it chooses the same actions."""
         key = _key(self.config, _FIRST_ACTOR_STREAM + index)
-        if self.config.num_envs > 1:
-            return InferenceClientActor(server, index, key, self.config.num_envs, adder=adder)
-        return SingleInferenceClientActor(server, index, key, adder=adder)
+        return InferenceClientActor(server, index, key, self.num_envs, adder=adder)
 
     def inference_server(self, *, variable_source: Optional[core.VariableSource], max_batch_size: int):
         """The central inference server of the training policy, with parameters from `variable_source`: it

@@ -308,7 +308,7 @@ def test_central_inference_serves_every_agent_of_every_actor_the_actions_of_loca
     import threading
 
     from acmelike.actors import GenericActor
-    from acmelike.actors.inference import InferenceServer, SingleInferenceClientActor
+    from acmelike.actors.inference import InferenceClientActor, InferenceServer
 
     environment = fake_multiagent_environment(0)
     networks = make_networks(make_environment_spec(environment), IPPOConfig(hidden_sizes=(8,)))
@@ -341,7 +341,7 @@ def test_central_inference_serves_every_agent_of_every_actor_the_actions_of_loca
     central = [None] * 3
 
     def client(index):
-        central[index] = act(SingleInferenceClientActor(server, index, keys[index]), index)
+        central[index] = act(InferenceClientActor(server, index, keys[index]), index)
 
     threads = [threading.Thread(target=client, args=(index,)) for index in range(3)]
     try:

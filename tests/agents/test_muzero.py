@@ -12,7 +12,7 @@ from dm_env import specs
 from fakes import FakeEnvironment, FakeVariableSource, RecordingAdder, continuous_spec
 
 from acmelike.actors import make_policy_actor
-from acmelike.actors.batched import make_batched_step
+from acmelike.actors import make_batched_step
 from acmelike.losses.muzero import categorical_value_transform, unroll_targets
 from acmelike.types import ReplaySample, SampleInfo, Step
 from agents.muzero import MuZeroBuilder, MuZeroConfig, make_networks

@@ -1,4 +1,5 @@
-"""BatchedActor + BatchedAdder + BatchedEnvironmentLoop against the unbatched GenericActor + adder + EnvironmentLoop.
+"""GenericActor + BatchedAdder + EnvironmentLoop on a vector environment against GenericActor + adder + EnvironmentLoop
+on one environment.
 
 A real in-process Reverb server; CartPole with a 15-step limit (random-ish policies end episodes by termination
 and by truncation); a small random MLP policy.
@@ -14,7 +15,7 @@ from stack import require
 pytestmark = pytest.mark.classic
 reverb = require("reverb")
 
-from acmelike.actors import BatchedActor, GenericActor, categorical_policy_core, epsilon_greedy_core
+from acmelike.actors import GenericActor, categorical_policy_core, epsilon_greedy_core
 from acmelike.adders import EndBehavior, NStepTransitionAdder, SequenceAdder
 from acmelike.adders.batched import BatchedAdder, UnbatchedIterator, batched_tables
 from acmelike.builders import policy_extras_spec
@@ -23,7 +24,7 @@ from acmelike.replay import queue_table
 from acmelike.replay.reverb_tables import to_reverb_table
 from acmelike.specs import make_environment_spec
 from acmelike.wrappers import GymnasiumToDmEnv, make_vector_environment
-from environment_loops import BatchedEnvironmentLoop, EnvironmentLoop
+from environment_loops import EnvironmentLoop
 
 LIMIT = 15
 PARAMS = {"w": jax.random.normal(jax.random.PRNGKey(7), (4, 2))}
@@ -127,8 +128,8 @@ def _batched_items(server, adder_name, core_name, seed, key, num_envs, episodes)
     adder = BatchedAdder(
         client=client, num_envs=num_envs, make_adder=lambda c: ADDERS[adder_name][0](c, table), max_in_flight_items=0
     )
-    actor = BatchedActor(CORES[core_name](), key, num_envs, _Fixed(), adder)
-    loop = BatchedEnvironmentLoop(vector_env(num_envs, seed), actor, logger=NoOpLogger())
+    actor = GenericActor(CORES[core_name](), key, _Fixed(), adder, num_envs=num_envs)
+    loop = EnvironmentLoop(vector_env(num_envs, seed), actor, logger=NoOpLogger())
     finished = [loop.run_episode() for _ in range(episodes)]
     adder.close()
     return read_items(server, table), finished

@@ -1,13 +1,13 @@
-"""BatchedActor keeps one core state per sub-environment: the episode hook runs per sub-environment at its own
+"""GenericActor keeps one core state per sub-environment: the episode hook runs per sub-environment at its own
 episode start (mask), an exploration clock counts only the actions a sub-environment really took."""
 
 import dm_env
 import jax.numpy as jnp
 import numpy as np
 
-from acmelike.actors import ActorCore, BatchedActor
+from acmelike.actors import ActorCore, GenericActor
 from acmelike.wrappers import make_vector_environment
-from environment_loops import BatchedEnvironmentLoop
+from environment_loops import EnvironmentLoop
 from acmelike.loggers import NoOpLogger
 
 COUNTING_CORE = ActorCore(
@@ -35,8 +35,8 @@ class RecordingAdder:
 def test_episode_hook_and_clock_per_sub_environment():
     num_envs = 3
     adder = RecordingAdder()
-    actor = BatchedActor(COUNTING_CORE, np.zeros(2, np.uint32), num_envs, variable_client=None, adder=adder)
-    loop = BatchedEnvironmentLoop(make_vector_environment("CartPole-v1", num_envs, seed=0), actor, logger=NoOpLogger())
+    actor = GenericActor(COUNTING_CORE, np.zeros(2, np.uint32), variable_client=None, adder=adder, num_envs=num_envs)
+    loop = EnvironmentLoop(make_vector_environment("CartPole-v1", num_envs, seed=0), actor, logger=NoOpLogger())
     results = [loop.run_episode() for _ in range(12)]
     episode_steps = np.zeros(num_envs, int)
     taken = np.zeros(num_envs, int)

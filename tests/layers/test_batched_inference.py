@@ -1,5 +1,5 @@
 """Central batched inference: actors in threads share one InferenceServer; each gets exactly the actions local
-inference (a BatchedActor with the same parameters and key) chooses, and requests are served together."""
+inference (a GenericActor with the same parameters and key) chooses, and requests are served together."""
 
 import threading
 
@@ -8,8 +8,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from acmelike.actors import BatchedActor, GenericActor, categorical_policy_core, epsilon_greedy_core
-from acmelike.actors.inference import InferenceClientActor, InferenceServer, SingleInferenceClientActor
+from acmelike.actors import GenericActor, categorical_policy_core, epsilon_greedy_core
+from acmelike.actors.inference import InferenceClientActor, InferenceServer
 from acmelike.wrappers import make_vector_environment
 
 PARAMS = {"w": jax.random.normal(jax.random.PRNGKey(7), (4, 2))}
@@ -41,7 +41,7 @@ def _act(actor, seed):
 
 def test_central_inference_matches_local_inference_and_batches_requests():
     keys = jax.random.split(jax.random.PRNGKey(0), NUM_ACTORS)
-    local = [_act(BatchedActor(CORE, keys[a], NUM_ENVS, _Fixed()), seed=10 * a) for a in range(NUM_ACTORS)]
+    local = [_act(GenericActor(CORE, keys[a], _Fixed(), num_envs=NUM_ENVS), seed=10 * a) for a in range(NUM_ACTORS)]
 
     server = InferenceServer(CORE, _Fixed(), max_batch_size=NUM_ACTORS * NUM_ENVS, timeout_s=0.05)
     server.start()
@@ -101,7 +101,7 @@ def test_one_environment_client_matches_a_generic_actor_across_episodes():
     server = InferenceServer(core, _Fixed(), max_batch_size=2, timeout_s=0.0)
     server.start()
     try:
-        central = act(SingleInferenceClientActor(server, "solo", key))
+        central = act(InferenceClientActor(server, "solo", key))
     finally:
         server.stop()
     assert central == local

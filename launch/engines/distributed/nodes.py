@@ -23,7 +23,7 @@ from acmelike.counting import Counter
 from acmelike.loggers import NoOpLogger
 from acmelike.placement import PlacedVariableSource
 from acmelike.variables import RemoteVariableSource
-from environment_loops import EnvironmentLoop, make_environment_loop
+from environment_loops import EnvironmentLoop
 from launch.lifecycle.logs import node_logger
 from launch.lifecycle.snapshots import save_run_snapshot
 from launch.experiments.parts import AgentParts
@@ -220,7 +220,7 @@ class ActorNode(core.Worker):
                 server = InferenceNodeClient(*_stop_aware(inference))
                 self._actor = parts.inference_client_actor(index, server=server, adder=self._adder)
             self._checkpoints = ActorCheckpoints(config, index, self._actor)  # restores the actor's own state
-            self._loop = make_environment_loop(
+            self._loop = EnvironmentLoop(
                 parts.actor_environment(index),
                 self._actor,
                 counter=Counter(counter, "actor", time_delta=1.0),
