@@ -548,7 +548,10 @@ JAX = Suite(
         "38.6 and -152.8 ± 17.0). The fully jitted mean is also the higher for SAC (+23.8, within the spread) and D4PG, lower "
         "for TD3 (-13.6, one collapsed seed). Not investigated yet: the Anakin rows cannot be evaluated without "
         "exploration (`launch.cli.evaluate` does not read their snapshots), the like-for-like measure that would "
-        "take the exploration noise and the window's timing out of the comparison.",
+        "take the exploration noise and the window's timing out of the comparison. A probe (not a cell): the "
+        "single-process row with the fully jitted row's layout, `--num-envs 8` (5 seeds, commit a131695), ends "
+        "at -154.9 ± 20.3, within the spread of both rows, but averages -208.0 ± 41.3 over the last 8,000 "
+        "steps, below both: inconclusive, so the number of environments is not shown to be the cause.",
         "Finding, D4PG at these settings (both forms alike): one seed of five fails in each. In one process seed 2 "
         "never learns (best -1,222.8, final -1,504.3); fully jitted, seed 3 reaches -496.7 and ends at -969.3. The "
         "other seeds end between -126 and -272. TD3's fully jitted seed 2 reached -98.3 and ended at -456.8. Not "
