@@ -114,11 +114,12 @@ bench:
 	$(PY) benchmarks/run_all.py --$(BENCH_MODE) --sbx-python $(PY_BENCH) --classic-python $(PY_LAUNCHPAD)
 
 # Results beside published numbers (docs/results/): every missing (agent, task, seed) cell of SUITE (classic,
-# mujoco, minatar, dmc; benchmarks/results_runner/suites.py), then docs/results/$(SUITE).md and its PNGs. Resumable:
-# finished cells are kept. RESULTS_ARGS adds flags, e.g. RESULTS_ARGS="--agents ppo --seeds 0-1". The extras it
-# installs: rliable (the statistics), mujoco (the mujoco suite), gymnax (the minatar suite), dm-control (dmc).
+# mujoco, minatar, dmc, jax; benchmarks/results_runner/suites.py), then docs/results/$(SUITE).md and its PNGs.
+# Resumable: finished cells are kept. RESULTS_ARGS adds flags, e.g. RESULTS_ARGS="--agents ppo --seeds 0-1". The
+# extras it installs: rliable (the statistics), mujoco (the mujoco suite), gymnax (the minatar and jax suites),
+# dm-control (dmc), MinAtar (the jax suite's single-process Breakout rows).
 SUITE ?= classic
 RESULTS_ARGS ?=
 results: venv
-	$(PY) -m pip install --quiet -c constraints-latest.txt -e '.[results,mujoco,anakin,dmc]'
+	$(PY) -m pip install --quiet -c constraints-latest.txt -e '.[results,mujoco,anakin,dmc,minatar]'
 	$(PY) -m benchmarks.results_runner --suite $(SUITE) $(RESULTS_ARGS)
