@@ -163,8 +163,8 @@ def r2d2_baseline(iterations: int, config):
         actors = (jax.tree_util.tree_map(lambda x: jnp.zeros((NUM_ENVS,) + x.shape, x.dtype), state.params),
                   jnp.zeros(NUM_ENVS, jnp.int32), jax.random.choice(epsilon_key, epsilons, (NUM_ENVS,)))
         example = jax.eval_shape(lambda: network.initial_state(1))
-        row = dict(observation=jnp.zeros(spec.observations.shape), action=jnp.zeros((), jnp.int32), reward=jnp.zeros(()),
-                   discount=jnp.zeros(()), start_of_episode=jnp.zeros((), bool),
+        row = dict(observation=jnp.zeros(spec.observations.shape), action=jnp.zeros((), jnp.int32),
+                   reward=jnp.zeros(()), discount=jnp.zeros(()), start_of_episode=jnp.zeros((), bool),
                    core_state=jax.tree_util.tree_map(lambda x: jnp.zeros(x.shape[1:], x.dtype), example))
         ring = jax.tree_util.tree_map(lambda x: jnp.zeros((capacity, length) + x.shape, x.dtype), row)
         recent = jax.tree_util.tree_map(lambda x: jnp.zeros((NUM_ENVS, window - period) + x.shape, x.dtype), row)

@@ -29,6 +29,8 @@ ORDER = [
     "anakin_td3",
     "anakin_d4pg",
     "anakin_mpo",
+    "anakin_impala",
+    "anakin_r2d2",
     "anakin_replay",
     "anakin_conv_torso",
     "distributed_scaling",

@@ -35,6 +35,7 @@ BENCHMARKS = [
     "anakin_ppo",
     "anakin_sac",
     "anakin_off_policy",
+    "anakin_recurrent",
     "anakin_replay",
     "anakin_conv_torso",
     "distributed_scaling",
