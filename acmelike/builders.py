@@ -38,6 +38,7 @@ from typing import Any, Callable, Generic, Iterator, Mapping, Optional, TypeVar
 from acmelike import core
 from acmelike.actors import make_policy_actor
 from acmelike.adders.base import Adder
+from acmelike.datasets import DatasetIterator
 from acmelike.specs import EnvironmentSpec
 from acmelike.types import NestedSpec, PRNGKey, ReplaySample
 
@@ -107,11 +108,11 @@ class ActorLearnerBuilder(OfflineBuilder[Networks, Policy]):
         """
 
     @abc.abstractmethod
-    def make_dataset_iterator(self, *, replay_client: Any) -> Iterator[ReplaySample]:
-        """Returns an iterator of batches (`ReplaySample`) for the learner.
+    def make_dataset_iterator(self, *, replay_client: Any) -> DatasetIterator[ReplaySample]:
+        """Returns the learner's batches (`ReplaySample`s), as a `DatasetIterator`: it says which tables one `next()`
+        samples and how many items it takes, and whether `next()` would wait, which is what runners rely on.
 
-        Use `acmelike.replay.make_dataset_iterator`: its iterator says which table it samples and how many items
-        one `next()` takes, which is what a single-threaded runner needs to know.
+        Use `acmelike.replay.make_dataset_iterator`, which returns one.
         """
 
     @abc.abstractmethod
@@ -201,6 +202,9 @@ class AgentDefinition:
         defined in the agent's own folder (`agents/<name>/anakin.py`); None: the agent has none.
       multiagent: the agent acts for several agents: its environment's specs are dicts keyed by agent id
         (`acmelike.wrappers.pettingzoo_adapter`), and single-agent environments do not fit it (nor it them).
+      central_inference: an inference node can serve the agent's policy for every actor (`--inference central`);
+        False where an actor is not one policy (independent learners: one single-agent actor per agent, each
+        starting and ending its own episodes).
     """
 
     name: str
@@ -212,6 +216,7 @@ class AgentDefinition:
     offline: bool = False
     anakin: Optional[Callable[[Any, Any], Any]] = None
     multiagent: bool = False
+    central_inference: bool = True
 
     def __post_init__(self):
         if self.action_space not in ("discrete", "continuous"):

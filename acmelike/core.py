@@ -71,6 +71,10 @@ class Learner(VariableSource):
     def step(self) -> None:
         """Takes one learning step: pulls a batch, updates parameters."""
 
+    def log_every_step(self) -> None:
+        """Asks for the metrics of every step rather than time-throttled logs, so that two runs that train alike also
+        log alike (what a reproducible run asks). A learner that logs nothing, or nothing by time, ignores it."""
+
 
 class Worker(abc.ABC):
     """Something that runs until it is told, or decides, to stop: every node of a distributed program."""

@@ -20,7 +20,7 @@ of them sets the group's (the last one wins). Uniform and queue tables are unaff
 import dataclasses
 import math
 import threading
-from typing import Callable, Dict, Iterator, List
+from typing import Callable, Dict, List
 
 import dm_env
 import jax
@@ -28,6 +28,7 @@ import numpy as np
 
 from acmelike.adders.base import Adder
 from acmelike.adders.reverb_base import AdderInterrupted, close_writer, timed_out
+from acmelike.datasets import DatasetIterator
 from acmelike.replay.local.writer import LocalTrajectoryWriter
 from acmelike.replay.tables import ArraySpec, RateLimiterSpec, TableSpec
 from acmelike.types import ReplaySample, SampleInfo
@@ -194,7 +195,7 @@ def batched_tables(tables: List[TableSpec], items_per_write: int) -> List[TableS
     return batched
 
 
-class UnbatchedIterator(Iterator[ReplaySample]):
+class UnbatchedIterator(DatasetIterator[ReplaySample]):
     """Learner batches of `batch_size` single items out of a dataset over `batched_tables`.
 
     Each `next()` of `iterator` gives b groups of K items ([b, K, ...]); they are split into b * K single items and
@@ -203,7 +204,7 @@ class UnbatchedIterator(Iterator[ReplaySample]):
     `launch.experiments.parts.AgentParts.dataset`). Sample info (keys, probabilities) is repeated per item.
     """
 
-    def __init__(self, iterator: Iterator[ReplaySample], items_per_write: int, batch_size: int):
+    def __init__(self, iterator: DatasetIterator[ReplaySample], items_per_write: int, batch_size: int):
         self._iterator = iterator
         self._k = items_per_write
         self._batch_size = batch_size
@@ -223,9 +224,7 @@ class UnbatchedIterator(Iterator[ReplaySample]):
     def close(self) -> None:
         """Closes the wrapped iterator (a `ReplayDataset` then lets go of the tables within its timeout). Without
         it, a prefetch thread waiting on the rate limiter at the end of a run would wait on for ever."""
-        close = getattr(self._iterator, "close", None)
-        if close is not None:
-            close()
+        self._iterator.close()
 
     def _pull(self) -> None:
         sample = next(self._iterator)

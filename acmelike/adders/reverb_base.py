@@ -2,7 +2,8 @@
 
 Importing this module imports neither Reverb nor TensorFlow: the `TrajectoryWriter` and the table signatures
 come from the client the caller passes in, a timed-out wait on the server is recognised without importing Reverb
-(`timed_out`), and signatures are nests of `acmelike.replay.tables.ArraySpec` (see DESIGN.md, "lazy, honest imports").
+(`timed_out`), and signatures are nests of `acmelike.replay.tables.ArraySpec`: a run on the local replay imports no
+TensorFlow (docs/stacks.md; tests/layers/test_adders.py checks these modules import neither).
 """
 
 import sys

@@ -1,10 +1,11 @@
 """Dataset iterators: batches of numpy `ReplaySample`s out of a Reverb table (or a seeded in-process one)."""
 
-from typing import Dict, Iterator, Optional
+from typing import Dict, Optional
 
 import jax
 import numpy as np
 
+from acmelike.datasets import DatasetIterator
 from acmelike.replay.local import LocalDataset, LocalReplay
 from acmelike.replay.remote import RemoteDataset, RemoteReplay
 from acmelike.types import ReplaySample, SampleInfo
@@ -16,7 +17,7 @@ from acmelike.types import ReplaySample, SampleInfo
 WAIT_TIMEOUT_MS = 1_000
 
 
-class ReplayDataset(Iterator[ReplaySample]):
+class ReplayDataset(DatasetIterator[ReplaySample]):
     """Yields `ReplaySample(info, data)` batches of `batch_size` items sampled from `table`.
 
     `info.key` holds the item keys a learner needs to update priorities. The data has the table's signature
@@ -140,7 +141,7 @@ def make_dataset_iterator(
     max_in_flight_samples_per_worker: Optional[int] = None,
     num_parallel_calls: int = 4,
     prefetch_batches: int = 2,
-) -> Iterator[ReplaySample]:
+) -> DatasetIterator[ReplaySample]:
     """The learner's batches of `batch_size` items from `table`, behind whichever replay `client` is.
 
     A `reverb.Client` gives a `ReplayDataset` (see there; the pipeline arguments apply to it). A seeded in-process

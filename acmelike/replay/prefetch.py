@@ -2,21 +2,23 @@
 
 import queue
 import threading
-from typing import Iterator, TypeVar
+from typing import Dict, TypeVar
+
+from acmelike.datasets import DatasetIterator
 
 T = TypeVar("T")
 
 _END = object()
 
 
-class Prefetcher(Iterator[T]):
-    """Wraps an iterator; a daemon thread keeps up to `buffer_size` elements ready.
+class Prefetcher(DatasetIterator[T]):
+    """Wraps a dataset iterator; a daemon thread keeps up to `buffer_size` of its batches ready.
 
     `ready()` tells whether `next()` would return at once. An exception raised by the wrapped iterator is
     re-raised by `next()` in the caller's thread, so failures are not lost on the background thread.
 
-    `close()` ends the thread: it closes the wrapped iterator too when that has a `close()` (a `ReplayDataset`
-    lets a wait on the rate limiter go within its timeout), so the thread lets go of the iterator and, with it,
+    `close()` ends the thread: it closes the wrapped iterator too (a `ReplayDataset` lets a wait on the rate limiter
+    go within its timeout), so the thread lets go of the iterator and, with it,
     of the replay tables a sampler in this process holds. Close it before the Reverb server stops.
 
         batches = Prefetcher(make_dataset_iterator(client=client, table="queue", batch_size=8))
@@ -25,7 +27,7 @@ class Prefetcher(Iterator[T]):
         batches.close()
     """
 
-    def __init__(self, iterator: Iterator[T], buffer_size: int = 2):
+    def __init__(self, iterator: DatasetIterator[T], buffer_size: int = 2):
         self._iterator = iterator
         self._buffer: queue.Queue = queue.Queue(maxsize=buffer_size)
         self._retrieved = 0
@@ -56,18 +58,16 @@ class Prefetcher(Iterator[T]):
     def close(self, timeout: float = 0.0) -> None:
         """Stops prefetching; waits up to `timeout` seconds for the thread to end (it ends by itself)."""
         self._closed.set()
-        close = getattr(self._iterator, "close", None)
-        if close is not None:
-            close()
+        self._iterator.close()
         self._thread.join(timeout)
 
     def ready(self) -> bool:
         return not self._buffer.empty()
 
     @property
-    def samples_per_next(self):
-        """What the wrapped iterator samples per `next()` ({table: items}), or None if it does not say."""
-        return getattr(self._iterator, "samples_per_next", None)
+    def samples_per_next(self) -> Dict[str, int]:
+        """What the wrapped iterator samples per `next()` ({table: items})."""
+        return self._iterator.samples_per_next
 
     @property
     def retrieved_elements(self) -> int:

@@ -42,6 +42,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
+from acmelike.datasets import DatasetIterator
 from acmelike.replay.local.replay import LocalReplay
 from acmelike.replay.local.table import TableInfo
 from acmelike.replay.local.writer import LocalTrajectoryWriter
@@ -305,7 +306,7 @@ class RemoteReplay:
         return self.handle.checkpoint()
 
 
-class RemoteDataset:
+class RemoteDataset(DatasetIterator[ReplaySample]):
     """Batches of `batch_size` items of one table of a `RemoteReplay`, one request kept ahead.
 
     `next()` waits for a batch (the server waits on the table's rate limiter in `CALL_TIMEOUT_S` slices);
@@ -327,8 +328,13 @@ class RemoteDataset:
     def _ask(self) -> concurrent.futures.Future:
         return self._handle.futures.sample(self.table, self.batch_size, CALL_TIMEOUT_S)
 
-    def __iter__(self):
-        return self
+    def ready(self) -> bool:
+        """Whether the request kept ahead holds its batch (asked now if none was); False after `close()`."""
+        if self._closed.is_set():
+            return False
+        if self._request is None:
+            self._request = self._ask()
+        return self._request.done()
 
     def __next__(self) -> ReplaySample:
         while True:

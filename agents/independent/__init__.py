@@ -24,6 +24,7 @@ def independent_definition(single: AgentDefinition, config_class: type) -> Agent
         make_networks=functools.partial(make_networks, single=single),
         action_space=single.action_space,
         multiagent=True,
+        central_inference=False,
         smoke_config=single.smoke_config,
         anakin=functools.partial(make_anakin_agent, single=single) if single.anakin is not None else None,
     )

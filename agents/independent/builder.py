@@ -27,6 +27,7 @@ from acmelike import core
 from acmelike.adders.base import Adder
 from acmelike.builders import ActorLearnerBuilder, AgentDefinition
 from acmelike.counting import Counter
+from acmelike.datasets import DatasetIterator
 from acmelike.specs import EnvironmentSpec
 from acmelike.wrappers.pettingzoo_adapter import agent_ids
 from agents.multiagent import agent_spec, policy_groups
@@ -63,10 +64,10 @@ def make_networks(environment_spec: EnvironmentSpec, config, *, single: AgentDef
     return DecentralisedNetworks(networks=networks, agents=groups, agent_ids=agent_ids(environment_spec))
 
 
-class _JointIterator(Iterator[Dict[str, Any]]):
-    """{policy: next batch of its dataset}; `samples_per_next` and `ready` as the single-process runner reads them."""
+class _JointIterator(DatasetIterator[Dict[str, Any]]):
+    """{policy: next batch of its dataset}; `samples_per_next` and `ready` cover every policy's dataset."""
 
-    def __init__(self, datasets: Mapping[str, Iterator]):
+    def __init__(self, datasets: Mapping[str, DatasetIterator]):
         self._datasets = dict(datasets)
 
     @property
@@ -260,7 +261,7 @@ class DecentralisedBuilder(ActorLearnerBuilder[DecentralisedNetworks, Dict[str, 
         return [table for name in groups for table in self.policy_builder(name).make_replay_tables(
             environment_spec=agent_spec(environment_spec, groups[name][0]), policy=policy[name])]
 
-    def make_dataset_iterator(self, *, replay_client) -> Iterator:
+    def make_dataset_iterator(self, *, replay_client) -> DatasetIterator:
         # Which policies there are depends on the spec, which this method is not given: the replay's tables
         # (`<replay_table_name>_<policy>`, from make_replay_tables) say.
         prefix = f"{self.config.replay_table_name}_"

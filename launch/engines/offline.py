@@ -98,10 +98,9 @@ def run_offline(config: OfflineExperimentConfig, options: RunOptions = RunOption
         counter=Counter(counter, "learner", time_delta=0.0),
         logger=_loggers(config, "learner", lifecycle),
     )
-    if hasattr(learner, "log_every_step"):
-        # A seeded dataset makes an offline run bit-identical to another with the same seed; a time-throttled
-        # log would still differ between the two. Offline runs take a few thousand learner steps.
-        learner.log_every_step()
+    # A seeded dataset makes an offline run bit-identical to another with the same seed; a time-throttled
+    # log would still differ between the two. Offline runs take a few thousand learner steps.
+    learner.log_every_step()
     evaluation = evaluator_logger = None
     if config.evaluation_every:  # else no evaluator at all, nor its logs
         evaluation = EnvironmentLoop(

@@ -31,6 +31,7 @@ import numpy as np
 
 from acmelike import core, placement
 from acmelike.counting import Counter
+from acmelike.datasets import DatasetIterator
 from acmelike.loggers import CSVLogger, Dispatcher, NoOpLogger, TerminalLogger
 from acmelike.loggers.plotting import plot_run_learning_curve
 from acmelike.replay.local import LocalReplay
@@ -73,25 +74,19 @@ class LearningActor(core.Actor):
     """An actor that steps the learner after each observation, as often as the replay tables allow.
 
     Args:
-      iterator: the learner's dataset: synchronous (a `LocalDataset`), or wrapped in a `Prefetcher`; either way
-        `ready()` says whether `next()` returns at once.
+      iterator: the learner's dataset (`acmelike.datasets.DatasetIterator`): synchronous (a `LocalDataset`), or
+        wrapped in a `Prefetcher`; either way `ready()` says whether `next()` returns at once.
       tables: the in-process tables, by name; `iterator.samples_per_next` says how many items of which table one
         learner step takes. A table that can serve them while the iterator is not ready means a prefetch thread
         is about to deliver: the actor waits for it rather than act on.
     """
 
-    def __init__(self, actor: core.Actor, learner: core.Learner, iterator, tables: Mapping[str, Any]):
+    def __init__(self, actor: core.Actor, learner: core.Learner, iterator: DatasetIterator,
+                 tables: Mapping[str, Any]):
         self._actor = actor
         self._learner = learner
         self._iterator = iterator
-        wanted = iterator.samples_per_next
-        if not wanted:
-            raise ValueError(
-                "The single-process runner needs to know what one learner step samples: the builder's "
-                "make_dataset_iterator must return acmelike.replay.make_dataset_iterator's ReplayDataset "
-                "(or an iterator with a `samples_per_next` {table: items} property)."
-            )
-        self._requirements = [(tables[name], count) for name, count in wanted.items()]
+        self._requirements = [(tables[name], count) for name, count in iterator.samples_per_next.items()]
 
     def select_action(self, observation):
         return self._actor.select_action(observation)
@@ -217,7 +212,7 @@ def run_single_process(config: ExperimentConfig, options: RunOptions = RunOption
                 counter=Counter(counter, "learner", time_delta=0.0),
                 logger=opened("learner", False, "learner_steps"),
             )
-            if config.replay == "local" and hasattr(learner, "log_every_step"):
+            if config.replay == "local":
                 learner.log_every_step()  # a time-throttled log would differ between identical runs
             policy_source = _policy_source(config, parts, learner)
             acting = parts.actor(0, variable_source=policy_source, adder=adder)

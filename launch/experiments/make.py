@@ -41,7 +41,6 @@ from acmelike.wrappers.pettingzoo_adapter import (
     is_multiagent_spec,
     make_pettingzoo_environment,
 )
-from agents.independent.builder import DecentralisedBuilder
 from launch.experiments.config import ExperimentConfig, OfflineExperimentConfig
 from launch.experiments.overrides import apply_overrides, parse_assignment
 from launch.experiments.parts import read_environment_spec
@@ -153,7 +152,7 @@ def make_experiment_config(
         )
     agent_config = make_agent_config(definition, config_overrides, preset=preset, environment=environment)
     builder = definition.make_builder(agent_config)
-    if inference == "central" and isinstance(builder, DecentralisedBuilder):
+    if inference == "central" and not definition.central_inference:
         raise ValueError(
             f"{agent} runs one single-agent actor per agent, each starting and ending its own episodes, so there is "
             f"no one policy for an inference node to serve: use --inference local, or a parameter-shared agent "

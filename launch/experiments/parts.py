@@ -213,7 +213,7 @@ class AgentParts:
         each actor)."""
         client = None
         if variable_source is not None:
-            period = getattr(self.builder.config, "variable_update_period", 1)
+            period = self.builder.config.variable_update_period  # as every builder's make_actor reads it
             client = VariableClient(variable_source, "policy", update_period=max(1, period // self.config.num_envs))
         return InferenceServer(
             self.policy(), client, max_batch_size=max_batch_size, timeout_s=self.config.inference_timeout_s

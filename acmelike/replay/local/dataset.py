@@ -1,13 +1,15 @@
 """LocalDataset: a LocalReplay table's batches, sampled synchronously (the single-process runner's dataset)."""
 
-from typing import Dict, Iterator, Optional
+from typing import Dict, Optional
+
+from acmelike.datasets import DatasetIterator
 
 from acmelike.replay.local.replay import LocalReplay
 from acmelike.replay.local.table import ReplayWouldBlock
 from acmelike.types import ReplaySample
 
 
-class LocalDataset(Iterator[ReplaySample]):
+class LocalDataset(DatasetIterator[ReplaySample]):
     """Batches of `batch_size` items of one `LocalReplay` table, sampled at once by `next()`.
 
     `ready()` says whether `next()` can sample now (the single-process runner asks before every learner step);
