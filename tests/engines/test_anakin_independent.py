@@ -38,7 +38,7 @@ def test_policies_whose_agents_are_alike_run_under_one_vmap():
     ("independent_ppo", IndependentPPOConfig(unroll_length=8, batch_size=2, num_epochs=1, num_minibatches=1,
                                              hidden_sizes=(8,), policy_mapping="agent_0:team,agent_1:team")),
     ("independent_dqn", IndependentDQNConfig(batch_size=4, num_sgd_steps_per_step=2, samples_per_insert=4.0,
-                                             min_replay_size=4, hidden_sizes=(8,),
+                                             min_replay_size=4, n_step=1, priority_exponent=0.0, hidden_sizes=(8,),
                                              policy_mapping="agent_0:team,agent_1:team")),
 ], ids=["ppo", "dqn"])
 def test_a_policy_shared_by_k_agents_takes_k_times_the_learner_steps(name, config):
