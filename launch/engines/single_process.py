@@ -41,7 +41,7 @@ from launch.engines import bind_address
 from launch.experiments.config import ExperimentConfig
 from launch.experiments.interrupts import StopRequests
 from launch.experiments.parts import AgentParts
-from launch.experiments.summaries import make_tracker, run_summary
+from launch.experiments.summaries import agent_returns, make_tracker, run_summary
 from launch.lifecycle.checkpoints import RunLifecycle
 from launch.lifecycle.run_directory import RunOptions, write_config
 
@@ -298,7 +298,7 @@ def _train(config: ExperimentConfig, train_loop, evaluator: Optional[Evaluator],
             break
         result = train_loop.run_episode()
         steps = int(result["actor_steps"])
-        tracker.add(result["episode_return"], steps)
+        tracker.add(result["episode_return"], steps, agent_returns(result))
         if evaluator is not None and steps >= next_evaluation:
             next_evaluation += config.evaluation_every
             evaluator.evaluate(steps)

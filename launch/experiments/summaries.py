@@ -16,7 +16,8 @@ from launch.lifecycle.run_directory import READ_ONLY_ERRNOS, latest_run_checkpoi
 
 class ReturnTracker(core.Saveable):
     """Keeps the last `window` episode returns and the first actor step at which their mean reached `threshold`
-    (None: no threshold, nothing to reach). Saveable as JSON data, so a resumed run's summary carries on."""
+    (None: no threshold, nothing to reach), and for a multi-agent run each agent's last `window` returns beside the
+    team's. Saveable as JSON data, so a resumed run's summary carries on."""
 
     def __init__(self, window: int = 20, threshold: Optional[float] = None):
         self._returns = collections.deque(maxlen=window)
@@ -24,9 +25,14 @@ class ReturnTracker(core.Saveable):
         self.threshold = threshold
         self.episodes = 0
         self.steps_to_threshold: Optional[int] = None
+        self._agent_returns: Dict[str, collections.deque] = {}
 
-    def add(self, episode_return: float, actor_steps: int) -> None:
+    def add(self, episode_return: float, actor_steps: int, per_agent: Optional[Mapping[str, float]] = None) -> None:
+        """`episode_return`: the episode's (a multi-agent episode's team return); `per_agent`: each agent's, by
+        agent id (`agent_returns(result)` reads them off an episode's result or CSV row)."""
         self._returns.append(float(episode_return))
+        for agent, value in (per_agent or {}).items():
+            self._agent_returns.setdefault(agent, collections.deque(maxlen=self.window)).append(float(value))
         self.episodes += 1
         if (
             self.threshold is not None
@@ -37,13 +43,19 @@ class ReturnTracker(core.Saveable):
             self.steps_to_threshold = int(actor_steps)
 
     def save(self) -> Dict[str, Any]:
-        return {"returns": list(self._returns), "episodes": self.episodes, "steps_to_threshold": self.steps_to_threshold}
+        return {"returns": list(self._returns), "episodes": self.episodes, "steps_to_threshold": self.steps_to_threshold,
+                "agent_returns": {agent: list(values) for agent, values in self._agent_returns.items()}}
 
     def restore(self, state: Mapping[str, Any]) -> None:
         self._returns.clear()
         self._returns.extend(float(value) for value in state["returns"])
         self.episodes = int(state["episodes"])
         self.steps_to_threshold = state["steps_to_threshold"]
+        # A checkpoint written before per-agent returns were kept has none.
+        self._agent_returns = {
+            agent: collections.deque((float(value) for value in values), maxlen=self.window)
+            for agent, values in state.get("agent_returns", {}).items()
+        }
 
     @property
     def is_full(self) -> bool:
@@ -52,6 +64,19 @@ class ReturnTracker(core.Saveable):
     @property
     def average(self) -> float:
         return sum(self._returns) / len(self._returns) if self._returns else float("nan")
+
+    @property
+    def agent_averages(self) -> Dict[str, float]:
+        """Each agent's average over its last `window` returns (empty for a single-agent run)."""
+        return {agent: sum(values) / len(values) for agent, values in self._agent_returns.items()}
+
+
+def agent_returns(result: Mapping[str, Any]) -> Dict[str, float]:
+    """Each agent's return in an episode's result (or a CSV row of them): its `episode_return/<agent id>` columns
+    (`environment_loops.EnvironmentLoop`'s per-agent returns); empty for one agent."""
+    prefix = "episode_return/"
+    return {key[len(prefix):]: float(value) for key, value in result.items()
+            if key.startswith(prefix) and value not in ("", None)}  # a CSV cell may be empty
 
 
 def make_tracker(config) -> ReturnTracker:
@@ -67,9 +92,10 @@ def run_summary(
 ) -> Dict[str, Any]:
     """The summary of a run: agent, env, env_steps, wall_seconds, average_return_last_<N> (N = the tracker's
     window, also given as `return_window`), threshold and steps_to_threshold (the first actor step at which the
-    average reached it; None if it never did or there is no threshold), steps_per_second, learner_steps, episodes,
-    seed, the resolved agent config, failed (false: `failed_summary` makes the summary of a run an error ended), then
-    the runner's `extra` fields."""
+    average reached it; None if it never did or there is no threshold), for a multi-agent run each agent's
+    `average_return_last_<N>/<agent id>` (the team's is the sum), steps_per_second, learner_steps, episodes, seed,
+    the resolved agent config, failed (false: `failed_summary` makes the summary of a run an error ended), then the
+    runner's `extra` fields."""
     steps = int(counts.get("actor_steps", 0))
     return {
         "agent": config.agent_name,
@@ -77,6 +103,8 @@ def run_summary(
         "env_steps": steps,
         "wall_seconds": round(wall_seconds, 2),
         f"average_return_last_{tracker.window}": _number(tracker.average),
+        **{f"average_return_last_{tracker.window}/{agent}": _number(value)
+           for agent, value in tracker.agent_averages.items()},
         "return_window": tracker.window,
         "threshold": tracker.threshold,
         "steps_to_threshold": tracker.steps_to_threshold,

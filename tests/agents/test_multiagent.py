@@ -283,6 +283,11 @@ def test_a_multiagent_run_resumes_and_its_snapshot_plays_back_into_a_gif(tmp_pat
     agents = [csv_column(run_dir / "actor.csv", f"episode_return/agent_{index}") for index in range(3)]
     assert len(team) == 30 and np.allclose(team, np.sum(agents, axis=0), atol=1e-3)
     assert (run_dir / "learning_curve.png").stat().st_size > 1000  # the team's curve and each agent's
+    # The summary carries each agent's average beside the team's (the last 20 episodes, across the resume).
+    window = summary["return_window"]
+    per_agent = [summary[f"average_return_last_{window}/agent_{index}"] for index in range(3)]
+    assert np.isclose(per_agent[0], np.mean(agents[0][-window:]), atol=0.02), summary
+    assert np.isclose(sum(per_agent), summary[f"average_return_last_{window}"], atol=0.05), summary
 
     gif = tmp_path / "spread.gif"
     played = command_line(run_dir, "--episodes", 2, "--video", gif, module="launch.cli.evaluate")

@@ -22,7 +22,7 @@ from acmelike.loggers.plotting import plot_run_learning_curve
 from launch.engines.distributed import nodes
 from launch.experiments.config import ExperimentConfig
 from launch.experiments.interrupts import StopRequests
-from launch.experiments.summaries import make_tracker, run_summary, write_summary
+from launch.experiments.summaries import agent_returns, make_tracker, run_summary, write_summary
 from launch.lifecycle.checkpoints import RunLifecycle
 from launch.lifecycle.run_directory import FAILURES_DIR, RunOptions, record_failure, write_config, write_failure_file
 
@@ -179,7 +179,7 @@ def summarize(
     episodes.sort(key=lambda row: float(row["actor_steps"]))
     tracker = make_tracker(config)
     for row in episodes:
-        tracker.add(float(row["episode_return"]), int(float(row["actor_steps"])))
+        tracker.add(float(row["episode_return"]), int(float(row["actor_steps"])), agent_returns(row))
     evaluation = last_evaluation(run_dir)
     # A node ending the program (budget, target return) also SIGTERMs the launcher: only a signal that came
     # without such an ending is an interruption.
