@@ -32,6 +32,7 @@ import jax
 import jax.numpy as jnp
 
 from acmelike.actors.actor_core import ActorCore
+from acmelike.anakin.actor_params import with_variable_client
 from acmelike.anakin.agent import AnakinAgent, IterationOutputs
 from acmelike.anakin.environment import JaxEnvironment
 from acmelike.anakin.off_policy import learn_or_wait, sample_in_proportion, sgd_steps
@@ -230,3 +231,25 @@ def sequence_replay_agent(name: str, environment: JaxEnvironment, config, policy
 
     return AnakinAgent(name, init, iteration, num_envs, rows_per_env, lambda carry: policy_params(carry[0]), config,
                        loss_keys=loss_keys)
+
+
+def builder_sequence_replay_agent(name: str, environment: JaxEnvironment, config, builder, networks, learning,
+                                  init_params: Callable[[jax.Array], Any], num_envs: Optional[int] = None,
+                                  loss_keys: Tuple[str, ...] = ("loss",)) -> AnakinAgent:
+    """`sequence_replay_agent` for an agent whose builder makes its acting policy and whose learning module holds
+    its pure pieces (R2D2, MuZero): `builder.make_policy(networks=..., environment_spec=...)` acts, each
+    environment's actor with its own copy of the training state's `params`, fetched every
+    `config.variable_update_period` of its actions (`with_variable_client`); `learning.init_training_state(networks,
+    config, key)` and `learning.make_update_step(networks, config)` learn. `init_params(key)` is the networks' init
+    (its output's shapes are the parameters' copy)."""
+    policy = builder.make_policy(networks=networks, environment_spec=environment.spec)
+    example_params = jax.eval_shape(init_params, jax.random.PRNGKey(0))
+    return sequence_replay_agent(
+        name, environment, config,
+        policy=with_variable_client(policy, config.variable_update_period, example_params),
+        init_training_state=lambda key: learning.init_training_state(networks, config, key),
+        update_step=learning.make_update_step(networks, config),
+        policy_params=lambda state: state.params,
+        num_envs=num_envs,
+        loss_keys=loss_keys,
+    )

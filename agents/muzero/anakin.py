@@ -4,12 +4,9 @@ update step, with on-device prioritized sequence replay (`acmelike.anakin.recurr
 
 from typing import Optional
 
-import jax
-
 from acmelike.anakin import JaxEnvironment
-from acmelike.anakin.actor_params import with_variable_client
 from acmelike.anakin.agent import AnakinAgent
-from acmelike.anakin.recurrent_replay import sequence_replay_agent
+from acmelike.anakin.recurrent_replay import builder_sequence_replay_agent
 from agents.muzero import learning
 from agents.muzero.builder import MuZeroBuilder
 from agents.muzero.config import MuZeroConfig
@@ -18,8 +15,8 @@ from agents.muzero.networks import make_networks
 
 def make_anakin_agent(environment: JaxEnvironment, config: MuZeroConfig, num_envs: Optional[int] = None
                       ) -> AnakinAgent:
-    """MuZero through `acmelike.anakin.recurrent_replay.sequence_replay_agent`. Every field of `MuZeroConfig` means
-    what it means in the other runners:
+    """MuZero through `acmelike.anakin.recurrent_replay.builder_sequence_replay_agent`. Every field of
+    `MuZeroConfig` means what it means in the other runners:
 
     - every action is chosen by the builder's search (`acting.search_core`: Gumbel MuZero or pUCT, with the
       config's search fields), run by `mctx` inside the jitted iteration, vmapped over the environments; the
@@ -38,14 +35,5 @@ def make_anakin_agent(environment: JaxEnvironment, config: MuZeroConfig, num_env
     Observations are read flattened by the MLPs (gymnax's MinAtar frames, 10x10xC, included).
     """
     networks = make_networks(environment.spec, config)
-    policy = MuZeroBuilder(config).make_policy(networks=networks, environment_spec=environment.spec)
-    example_params = jax.eval_shape(networks.init, jax.random.PRNGKey(0))
-    return sequence_replay_agent(
-        "muzero", environment, config,
-        policy=with_variable_client(policy, config.variable_update_period, example_params),
-        init_training_state=lambda key: learning.init_training_state(networks, config, key),
-        update_step=learning.make_update_step(networks, config),
-        policy_params=lambda state: state.params,
-        num_envs=num_envs,
-        loss_keys=learning.LOSS_KEYS,
-    )
+    return builder_sequence_replay_agent("muzero", environment, config, MuZeroBuilder(config), networks, learning,
+                                         networks.init, num_envs=num_envs, loss_keys=learning.LOSS_KEYS)

@@ -3,12 +3,9 @@ prioritized sequence replay (`acmelike.anakin.recurrent_replay`)."""
 
 from typing import Optional
 
-import jax
-
 from acmelike.anakin import JaxEnvironment
-from acmelike.anakin.actor_params import with_variable_client
 from acmelike.anakin.agent import AnakinAgent
-from acmelike.anakin.recurrent_replay import sequence_replay_agent
+from acmelike.anakin.recurrent_replay import builder_sequence_replay_agent
 from agents.r2d2 import learning
 from agents.r2d2.builder import R2D2Builder
 from agents.r2d2.config import R2D2Config
@@ -17,7 +14,7 @@ from agents.r2d2.networks import make_networks
 
 def make_anakin_agent(environment: JaxEnvironment, config: R2D2Config, num_envs: Optional[int] = None
                       ) -> AnakinAgent:
-    """R2D2 through `acmelike.anakin.recurrent_replay.sequence_replay_agent`. Every field of `R2D2Config` means
+    """R2D2 through `acmelike.anakin.recurrent_replay.builder_sequence_replay_agent`. Every field of `R2D2Config` means
     what it means in the other runners:
 
     - sequences of `burn_in_length + trace_length + 1` rows, one every `sequence_period` rows of each environment
@@ -34,13 +31,5 @@ def make_anakin_agent(environment: JaxEnvironment, config: R2D2Config, num_envs:
       `evaluation_epsilon` has no policy to set.
     """
     networks = make_networks(environment.spec, config)
-    policy = R2D2Builder(config).make_policy(networks=networks, environment_spec=environment.spec)
-    example_params = jax.eval_shape(networks.network.init, jax.random.PRNGKey(0))
-    return sequence_replay_agent(
-        "r2d2", environment, config,
-        policy=with_variable_client(policy, config.variable_update_period, example_params),
-        init_training_state=lambda key: learning.init_training_state(networks, config, key),
-        update_step=learning.make_update_step(networks, config),
-        policy_params=lambda state: state.params,
-        num_envs=num_envs,
-    )
+    return builder_sequence_replay_agent("r2d2", environment, config, R2D2Builder(config), networks, learning,
+                                         networks.network.init, num_envs=num_envs)
