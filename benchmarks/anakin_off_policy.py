@@ -360,8 +360,6 @@ def compare(name: str, config, make_baseline, quick: bool, out=None) -> None:
     `bare_loop`), side by side: prints the rows, writes `anakin_<name>.json`."""
     repeats, total_steps = (2, 4_000) if quick else (3, 20_000)
     iterations = total_steps // NUM_ENVS
-    payload = header(f"anakin_{name}", quick=quick, seeds=list(range(repeats)),
-                     packages=["jax", "jaxlib", "flax", "optax", "gymnax", "numpy"])
 
     import launch  # noqa: F401  (import order: JAX substrate before anything else)
     from launch.engines.anakin import AnakinConfig, make_agent
@@ -369,9 +367,25 @@ def compare(name: str, config, make_baseline, quick: bool, out=None) -> None:
     agent = make_agent(AnakinConfig(agent=name, environment="gymnax/Pendulum-v1", max_num_actor_steps=total_steps,
                                     agent_config=config))
     assert agent.num_envs == NUM_ENVS and agent.rows_per_env == 1
+    side_by_side(
+        name, agent, make_baseline(iterations), total_steps, repeats, quick, out,
+        run_note=f"{iterations} iterations of {NUM_ENVS} steps + {SGD_STEPS} SGD steps of {BATCH}, one jitted call",
+        return_note="informative: Pendulum returns are negative, and short quick runs are still learning",
+        config=dict(agent=name, num_envs=NUM_ENVS, sgd_steps_per_iteration=SGD_STEPS, batch_size=BATCH,
+                    total_steps=total_steps, min_replay_size=MIN_REPLAY, max_replay_size=MAX_REPLAY,
+                    hidden_sizes=list(config.policy_hidden_sizes), n_step=config.n_step))
 
-    init, chunk, baseline, ours_compile, baseline_compile = compile_side_by_side(
-        agent, iterations, make_baseline(iterations))
+
+def side_by_side(name: str, agent, baseline, total_steps: int, repeats: int, quick: bool, out, run_note: str,
+                 return_note: str, config: dict) -> None:
+    """Our Anakin `agent` (one seed, `total_steps` rows in one jitted chunk) against its bare loop's
+    `baseline(key)` (episode returns, NaN where none ended), compiled apart and run alternately `repeats` times:
+    prints the run, CPU, compile and return rows (`run_note`, `return_note` their notes) and writes
+    `anakin_<name>.json` with `config`."""
+    iterations = total_steps // agent.rows_per_iteration
+    payload = header(f"anakin_{name}", quick=quick, seeds=list(range(repeats)),
+                     packages=["jax", "jaxlib", "flax", "optax", "gymnax", "numpy"])
+    init, chunk, baseline, ours_compile, baseline_compile = compile_side_by_side(agent, iterations, baseline)
 
     def run_ours(seed):
         carries = init(seed_keys(seed))
@@ -397,8 +411,7 @@ def compare(name: str, config, make_baseline, quick: bool, out=None) -> None:
         result_row(f"anakin_{name}_run_time", median("ours", "seconds"), median("baseline", "seconds"),
                    f"s per {total_steps // 1000}k steps", 1.0, ratio=statistics.median(ratio_per_seed),
                    lower_is_better=True, **labels,
-                   note=f"{iterations} iterations of {NUM_ENVS} steps + {SGD_STEPS} SGD steps of {BATCH}, one jitted "
-                   f"call; ratio: median of {repeats} same-seed pairs"),
+                   note=f"{run_note}; ratio: median of {repeats} same-seed pairs"),
         result_row(f"anakin_{name}_run_cpu_time", median("ours", "cpu_seconds"), median("baseline", "cpu_seconds"),
                    f"CPU s per {total_steps // 1000}k steps", 1.0, lower_is_better=True, **labels,
                    note="process CPU time (all threads): robust to a busy machine"),
@@ -407,16 +420,14 @@ def compare(name: str, config, make_baseline, quick: bool, out=None) -> None:
                    f"{ours_compile[1]:.1f} vs {baseline_compile[1]:.1f}"),
         result_row(f"anakin_{name}_return", median("ours", "return_last_20"), median("baseline", "return_last_20"),
                    "return (last 20 episodes, median over seeds)", None, **labels,
-                   note="informative: Pendulum returns are negative, and short quick runs are still learning"),
+                   note=return_note),
     ]
     print_rows(rows)
     payload.update(
         rows=rows, runs=runs,
         compile_seconds={"ours": round(ours_compile[0], 2), "baseline": round(baseline_compile[0], 2)},
         compile_cpu_seconds={"ours": round(ours_compile[1], 2), "baseline": round(baseline_compile[1], 2)},
-        config=dict(agent=name, num_envs=NUM_ENVS, sgd_steps_per_iteration=SGD_STEPS, batch_size=BATCH,
-                    total_steps=total_steps, min_replay_size=MIN_REPLAY, max_replay_size=MAX_REPLAY,
-                    hidden_sizes=list(config.policy_hidden_sizes), n_step=config.n_step),
+        config=config,
     )
     path = write_json(f"anakin_{name}", finish(payload), **({"results_dir": out} if out else {}))
     print(f"wrote {path}")

@@ -26,7 +26,6 @@ Each agent's record goes to `anakin_<agent>.json` (the report's `anakin_impala`,
 
 import argparse
 import os
-import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -34,8 +33,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
-from benchmarks.anakin_ppo import Clock, alternate_pairs, compile_side_by_side, last_20_mean, seed_keys  # noqa: E402
-from benchmarks.common import finish, header, print_rows, result_row, write_json  # noqa: E402
+from benchmarks.anakin_off_policy import side_by_side  # noqa: E402
 
 ENVIRONMENT, NUM_ENVS = "MemoryChain-bsuite", 4
 
@@ -235,12 +233,10 @@ BASELINES = {"impala": impala_baseline, "r2d2": r2d2_baseline}
 
 
 def compare(name: str, quick: bool, out=None) -> None:
-    """Our Anakin form of agent `name` (its default config) against its bare loop, side by side: prints the rows,
-    writes `anakin_<name>.json`."""
+    """Our Anakin form of agent `name` (its default config) against its bare loop, side by side
+    (`anakin_off_policy.side_by_side`): prints the rows, writes `anakin_<name>.json`."""
     repeats, total_steps = (2, 8_000) if quick else (3, 40_000)
     config = _our_config(name)
-    payload = header(f"anakin_{name}", quick=quick, seeds=list(range(repeats)),
-                     packages=["jax", "jaxlib", "flax", "optax", "gymnax", "numpy"])
 
     import launch  # noqa: F401  (import order: JAX substrate before anything else)
     from launch.engines.anakin import AnakinConfig, make_agent
@@ -249,56 +245,12 @@ def compare(name: str, quick: bool, out=None) -> None:
                                     agent_config=config))
     assert agent.num_envs == NUM_ENVS, (agent.num_envs, NUM_ENVS)
     iterations = total_steps // agent.rows_per_iteration
-
-    init, chunk, baseline, ours_compile, baseline_compile = compile_side_by_side(
-        agent, iterations, BASELINES[name](iterations, config))
-
-    def run_ours(seed):
-        carries = init(seed_keys(seed))
-        jax.block_until_ready(carries)
-        clock = Clock()
-        _, outputs = chunk(carries, iterations)
-        episode_return = jax.device_get(outputs.episode_return[0])
-        return clock.read(), last_20_mean(episode_return), None
-
-    def run_baseline(seed):
-        clock = Clock()
-        episode_return = jax.device_get(baseline(jax.random.PRNGKey(seed)))
-        return clock.read(), last_20_mean(episode_return), None
-
-    runs = alternate_pairs(repeats, run_ours, run_baseline)
-
-    def median(side, field):
-        return statistics.median(r[field] for r in runs[side])
-
-    ratio_per_seed = [o["seconds"] / b["seconds"] for o, b in zip(runs["ours"], runs["baseline"])]
-    labels = dict(ours_label=f"launch.engines.anakin {name.upper()}", baseline_label=f"bare jitted {name.upper()}")
-    rows = [
-        result_row(f"anakin_{name}_run_time", median("ours", "seconds"), median("baseline", "seconds"),
-                   f"s per {total_steps // 1000}k steps", 1.0, ratio=statistics.median(ratio_per_seed),
-                   lower_is_better=True, **labels,
-                   note=f"{iterations} iterations of {NUM_ENVS}x{agent.rows_per_env} rows, one jitted call; ratio: "
-                   f"median of {repeats} same-seed pairs"),
-        result_row(f"anakin_{name}_run_cpu_time", median("ours", "cpu_seconds"), median("baseline", "cpu_seconds"),
-                   f"CPU s per {total_steps // 1000}k steps", 1.0, lower_is_better=True, **labels,
-                   note="process CPU time (all threads): robust to a busy machine"),
-        result_row(f"anakin_{name}_compile_time", ours_compile[0], baseline_compile[0], "s", 1.0,
-                   lower_is_better=True, **labels, note=f"ahead-of-time lower + compile, once per side; CPU s "
-                   f"{ours_compile[1]:.1f} vs {baseline_compile[1]:.1f}"),
-        result_row(f"anakin_{name}_return", median("ours", "return_last_20"), median("baseline", "return_last_20"),
-                   "return (last 20 episodes, median over seeds)", None, **labels,
-                   note="informative: +1 names the context bit, -1 does not; a memoryless policy averages 0"),
-    ]
-    print_rows(rows)
-    payload.update(
-        rows=rows, runs=runs,
-        compile_seconds={"ours": round(ours_compile[0], 2), "baseline": round(baseline_compile[0], 2)},
-        compile_cpu_seconds={"ours": round(ours_compile[1], 2), "baseline": round(baseline_compile[1], 2)},
+    side_by_side(
+        name, agent, BASELINES[name](iterations, config), total_steps, repeats, quick, out,
+        run_note=f"{iterations} iterations of {NUM_ENVS}x{agent.rows_per_env} rows, one jitted call",
+        return_note="informative: +1 names the context bit, -1 does not; a memoryless policy averages 0",
         config=dict(agent=name, environment=ENVIRONMENT, num_envs=NUM_ENVS, rows_per_env=agent.rows_per_env,
-                    total_steps=total_steps, agent_config="defaults"),
-    )
-    path = write_json(f"anakin_{name}", finish(payload), **({"results_dir": out} if out else {}))
-    print(f"wrote {path}")
+                    total_steps=total_steps, agent_config="defaults"))
 
 
 def main() -> None:
