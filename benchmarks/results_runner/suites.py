@@ -559,10 +559,14 @@ JAX = Suite(
         "fetched every step), the update (learning.make_update_step, tau per SGD step), uniform replay of every "
         "transition, and the reported returns (training episodes' in both). The learners' statistics over the last "
         "8,000 steps match (5 seeds a side, one process then fully jitted): policy stddev 0.31 and 0.29, temperature "
-        "0.95 and 0.96, mean Q -61.2 and -60.6. What still differs is the layout (8 environments a seed fully "
-        "jitted, their episodes in step; one in one process): the single-process seeds learn faster early (-341 "
-        "against -508 over steps 8k-12k) and end alike. An earlier probe, one process with `--num-envs 8` (commit "
-        "a131695), ended at -154.9 ± 20.3.",
+        "0.95 and 0.96, mean Q -61.2 and -60.6. What differs is the layout (8 environments a seed fully jitted, "
+        "their episodes in step; one in one process), and it shapes the middle of the curve, not its end: fully "
+        "jitted with one environment a seed (`--config num_sgd_steps_per_step=1`: one transition and one SGD step "
+        "an iteration, 19,001 SGD steps; seeds 0-9) follows the single-process curve over steps 8k-12k (-342.7, "
+        "one process -338.8 over its 10 seeds, 8 environments -503.5) and ends at -144.8 ± 26.2 (-174.8 ± 38.1 "
+        "over the last 8k), beside 8 environments' -145.8 ± 24.7 on the same seeds (p 0.93) and one process's "
+        "-171.1 ± 36.0 (p 0.10; over the last 8k p 0.59). An earlier probe, one process with `--num-envs 8` "
+        "(commit a131695), ended at -154.9 ± 20.3.",
         "Finding, D4PG at these settings (both forms alike): one seed of five fails in each. In one process seed 2 "
         "never learns (best -1,222.8, final -1,504.3); fully jitted, seed 3 reaches -496.7 and ends at -969.3. The "
         "other seeds end between -126 and -272. TD3's fully jitted seed 2 reached -98.3 and ended at -456.8. Not "
