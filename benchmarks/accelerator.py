@@ -43,30 +43,14 @@ INFERENCE_SIZES = {"full": (8, 60_000, 240), "dry": (2, 1_500, 240)}
 
 def anakin_ppo_at_scale(size: str):
     """Section 1: rows and a record."""
-    from benchmarks.anakin_ppo import (Clock, alternate_pairs, compile_side_by_side, last_20_mean, make_baseline,
-                                       make_ours, seed_keys)
+    from benchmarks.anakin_ppo import make_baseline, make_ours, paired_runs
 
     num_envs, num_steps, updates, repeats = PPO_SIZES[size]
     env_steps = num_envs * num_steps * updates
     agent = make_ours(num_envs, num_steps, env_steps)
     iterations = env_steps // agent.rows_per_iteration
-    init, chunk, baseline, ours_compile, baseline_compile = compile_side_by_side(
-        agent, iterations, make_baseline(num_envs, num_steps, updates))
-
-    def run_ours(seed):
-        carries = init(seed_keys(seed))
-        jax.block_until_ready(carries)
-        clock = Clock()
-        _, outputs = chunk(carries, iterations)
-        episode_return = jax.device_get(outputs.episode_return[0])
-        return clock.read(), last_20_mean(episode_return), env_steps
-
-    def run_baseline(seed):
-        clock = Clock()
-        episode_return = jax.device_get(baseline(jax.random.PRNGKey(seed)))
-        return clock.read(), last_20_mean(episode_return), env_steps
-
-    runs = alternate_pairs(repeats, run_ours, run_baseline)
+    runs, ours_compile, baseline_compile = paired_runs(
+        agent, iterations, make_baseline(num_envs, num_steps, updates), repeats, baseline_env_steps=env_steps)
     rates = {side: statistics.median(env_steps / run["seconds"] for run in runs[side]) for side in runs}
     label = f"Anakin PPO, gymnax CartPole, {num_envs} envs x {num_steps} steps"
     rows = [

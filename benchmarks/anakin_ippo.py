@@ -150,7 +150,7 @@ def main() -> None:
     import jax.numpy as jnp
 
     from agents.ippo import IPPOConfig
-    from benchmarks.anakin_ppo import Clock, alternate_pairs, compile_side_by_side, last_20_mean, seed_keys
+    from benchmarks.anakin_ppo import paired_runs
     from launch.engines.anakin import AnakinConfig, make_agent
 
     config = IPPOConfig(
@@ -162,23 +162,9 @@ def main() -> None:
                                     agent_config=config))
     iterations = total_rows // agent.rows_per_iteration
 
-    init, chunk, baseline, ours_compile, baseline_compile = compile_side_by_side(
-        agent, iterations, make_baseline(iterations))
-
-    def run_ours(seed):
-        carries = init(seed_keys(seed))
-        jax.block_until_ready(carries)
-        clock = Clock()
-        _, outputs = chunk(carries, iterations)
-        episode_return, real = jax.device_get((outputs.episode_return[0], outputs.real[0]))
-        return clock.read(), last_20_mean(episode_return), int(real.sum())
-
-    def run_baseline(seed):
-        clock = Clock()
-        episode_return = jax.device_get(baseline(jax.random.PRNGKey(seed)))
-        return clock.read(), last_20_mean(episode_return), iterations * NUM_STEPS * NUM_ENVS
-
-    runs = alternate_pairs(repeats, run_ours, run_baseline, return_label="team return")
+    runs, ours_compile, baseline_compile = paired_runs(
+        agent, iterations, make_baseline(iterations), repeats,
+        baseline_env_steps=iterations * NUM_STEPS * NUM_ENVS, return_label="team return")
     for record in runs["ours"] + runs["baseline"]:
         record["env_steps_per_second"] = round(record["env_steps"] / record["seconds"], 1)
 

@@ -37,7 +37,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
-from benchmarks.anakin_ppo import Clock, alternate_pairs, compile_side_by_side, last_20_mean, seed_keys  # noqa: E402
+from benchmarks.anakin_ppo import paired_runs  # noqa: E402
 from benchmarks.common import finish, header, print_rows, result_row, write_json  # noqa: E402
 
 NUM_ENVS, SGD_STEPS, BATCH, MIN_REPLAY, MAX_REPLAY = 8, 8, 256, 1_000, 1_000_000
@@ -385,22 +385,7 @@ def side_by_side(name: str, agent, baseline, total_steps: int, repeats: int, qui
     iterations = total_steps // agent.rows_per_iteration
     payload = header(f"anakin_{name}", quick=quick, seeds=list(range(repeats)),
                      packages=["jax", "jaxlib", "flax", "optax", "gymnax", "numpy"])
-    init, chunk, baseline, ours_compile, baseline_compile = compile_side_by_side(agent, iterations, baseline)
-
-    def run_ours(seed):
-        carries = init(seed_keys(seed))
-        jax.block_until_ready(carries)
-        clock = Clock()
-        _, outputs = chunk(carries, iterations)
-        episode_return = jax.device_get(outputs.episode_return[0])
-        return clock.read(), last_20_mean(episode_return), None
-
-    def run_baseline(seed):
-        clock = Clock()
-        episode_return = jax.device_get(baseline(jax.random.PRNGKey(seed)))
-        return clock.read(), last_20_mean(episode_return), None
-
-    runs = alternate_pairs(repeats, run_ours, run_baseline)
+    runs, ours_compile, baseline_compile = paired_runs(agent, iterations, baseline, repeats)
 
     def median(side, field):
         return statistics.median(r[field] for r in runs[side])

@@ -18,6 +18,7 @@ import os
 import statistics
 import sys
 import time
+from typing import Optional
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -230,6 +231,32 @@ def alternate_pairs(repeats: int, run_ours, run_baseline, return_label: str = "r
     return runs
 
 
+def paired_runs(agent, iterations: int, baseline, repeats: int, baseline_env_steps: Optional[int] = None,
+                return_label: str = "return"):
+    """Our Anakin `agent` (one seed, one `iterations`-long chunk) and a bare loop's `baseline(key)` (episode
+    returns, NaN where none ended), compiled apart (`compile_side_by_side`) and run alternately `repeats` times
+    (`alternate_pairs`). With `baseline_env_steps` each record carries its env steps (ours counted from its
+    outputs, the baseline's given). Returns (runs, ours_compile, baseline_compile)."""
+    init, chunk, compiled, ours_compile, baseline_compile = compile_side_by_side(agent, iterations, baseline)
+    counted = baseline_env_steps is not None
+
+    def run_ours(seed):
+        carries = init(seed_keys(seed))
+        jax.block_until_ready(carries)
+        clock = Clock()
+        _, outputs = chunk(carries, iterations)
+        episode_return = jax.device_get(outputs.episode_return[0])
+        env_steps = int(jax.device_get(outputs.real[0]).sum()) if counted else None
+        return clock.read(), last_20_mean(episode_return), env_steps
+
+    def run_baseline(seed):
+        clock = Clock()
+        episode_return = jax.device_get(compiled(jax.random.PRNGKey(seed)))
+        return clock.read(), last_20_mean(episode_return), baseline_env_steps
+
+    return alternate_pairs(repeats, run_ours, run_baseline, return_label), ours_compile, baseline_compile
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="2 repeats instead of 5")
@@ -243,23 +270,8 @@ def main() -> None:
     iterations = TOTAL_STEPS // agent.rows_per_iteration
     assert iterations == NUM_UPDATES
 
-    init, chunk, baseline, ours_compile, baseline_compile = compile_side_by_side(agent, iterations, make_baseline())
-
-    def run_ours(seed):
-        carries = init(seed_keys(seed))
-        jax.block_until_ready(carries)
-        clock = Clock()
-        _, outputs = chunk(carries, iterations)
-        episode_return, real = jax.device_get((outputs.episode_return[0], outputs.real[0]))
-        return clock.read(), last_20_mean(episode_return), int(real.sum())
-
-    def run_baseline(seed):
-        key = jax.random.PRNGKey(seed)
-        clock = Clock()
-        episode_return = jax.device_get(baseline(key))
-        return clock.read(), last_20_mean(episode_return), NUM_UPDATES * NUM_STEPS * NUM_ENVS
-
-    runs = alternate_pairs(repeats, run_ours, run_baseline)
+    runs, ours_compile, baseline_compile = paired_runs(agent, iterations, make_baseline(), repeats,
+                                                       baseline_env_steps=NUM_UPDATES * NUM_STEPS * NUM_ENVS)
 
     def median(side, field):
         return statistics.median(r[field] for r in runs[side])
