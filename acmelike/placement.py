@@ -53,11 +53,6 @@ class Placement:
     actors: jax.Device
     inference: jax.Device
 
-    @property
-    def accelerated(self) -> bool:
-        """Whether the learner's device is an accelerator."""
-        return self.learner.platform != "cpu"
-
     def for_group(self, group: str) -> jax.Device:
         """The device of a distributed program's node group (learner, inference; every other runs on the CPU)."""
         if group == "learner":
@@ -113,22 +108,6 @@ class PlacedVariableSource(core.VariableSource):
         return jax.device_put(self._source.get_variables(names), self.device)
 
 
-def placed(source: core.VariableSource, device: Optional[jax.Device]) -> core.VariableSource:
-    """`source` serving values on `device`; `source` itself when `device` is None or where the source's values
-    already live (no copy per fetch, and a single-device run stays exactly as it was)."""
-    if device is None or _devices_of(source) == {device}:
-        return source
-    return PlacedVariableSource(source, device)
-
-
-def _devices_of(source: core.VariableSource) -> set:
-    if isinstance(source, PlacedVariableSource):
-        return {source.device}
-    values = source.get_variables(["policy"])
-    return {device for leaf in jax.tree_util.tree_leaves(values) if isinstance(leaf, jax.Array)
-            for device in leaf.devices()}
-
-
 @dataclasses.dataclass(frozen=True)
 class PolicyTiming:
     """`policy_device`'s measurement: milliseconds per policy step on each candidate device, and the choice."""
@@ -157,10 +136,7 @@ def policy_device(actor_core, params, observation_spec, num_envs: int, candidate
       num_envs: the actor's batch.
       candidates: the devices to choose from (duplicates count once).
     """
-    unique: List[jax.Device] = []
-    for device in candidates:
-        if device not in unique:
-            unique.append(device)
+    unique = list(dict.fromkeys(candidates))
     if len(unique) == 1:
         return PolicyTiming(unique[0], {})
     observations = jax.tree_util.tree_map(
@@ -186,5 +162,5 @@ def _median_ms(step, params, observations, state, calls: int) -> float:
     return 1e3 * statistics.median(times)
 
 
-__all__ = ["ACCELERATED_GROUPS", "Placement", "PlacedVariableSource", "PolicyTiming", "device_name", "placed",
-           "plan", "policy_device", "process_environment", "restrict_process"]
+__all__ = ["ACCELERATED_GROUPS", "Placement", "PlacedVariableSource", "PolicyTiming", "device_name", "plan",
+           "policy_device", "process_environment", "restrict_process"]

@@ -257,8 +257,9 @@ def run_single_process(config: ExperimentConfig, options: RunOptions = RunOption
 
 def _policy_source(config: ExperimentConfig, parts: AgentParts, learner) -> core.VariableSource:
     """The learner as its actors' variable source, serving the policy's parameters on the device where a policy
-    step measured fastest at start (`acmelike.placement.policy_device`; on a CPU-only machine there is one
-    candidate, and the learner itself is returned)."""
+    step measured fastest at start (`acmelike.placement.policy_device`). The learner's own values live on
+    `plan().learner` (JAX's default device): when that wins, or is the only candidate (a CPU-only machine), the
+    learner itself is returned, with no copy per fetch, and the run is exactly as without placement."""
     devices = placement.plan()
     timing = placement.policy_device(
         parts.policy(), learner.get_variables(["policy"])[0], parts.spec.observations, config.num_envs,
@@ -266,7 +267,9 @@ def _policy_source(config: ExperimentConfig, parts: AgentParts, learner) -> core
     )
     if timing.ms_per_step:
         print(f"[placement] {timing.describe(config.num_envs)}", flush=True)
-    return placement.placed(learner, timing.device)
+    if timing.device == devices.learner:
+        return learner
+    return placement.PlacedVariableSource(learner, timing.device)
 
 
 class Evaluator:

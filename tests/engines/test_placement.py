@@ -10,8 +10,6 @@ import os
 import subprocess
 import sys
 
-import pytest
-
 from acmelike import xla_threads
 
 TWO_DEVICES = "--xla_force_host_platform_device_count=2"
@@ -29,16 +27,13 @@ plan = placement.plan()
 assert (plan.learner, plan.actors, plan.inference) == (devices[0], devices[1], devices[0]), plan
 assert [plan.for_group(g) for g in ("learner", "inference", "actor", "evaluator")] == [devices[0], devices[0],
                                                                                        devices[1], devices[1]]
-assert not plan.accelerated
 assert placement.process_environment("actor") == {"JAX_PLATFORMS": "cpu"}
 assert placement.process_environment("learner") == {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
 
 # Parameters placed on the actors' device carry the policy's computation there.
 parts = AgentParts(make_experiment_config(agent="dqn", environment="CartPole-v1", max_num_actor_steps=100))
 params = jax.device_put(parts.networks.q_network.init(jax.random.PRNGKey(0)), devices[0])
-learner_like = StaticVariableSource({"policy": params})
-assert placement.placed(learner_like, devices[0]) is learner_like  # already there: no copy per fetch
-source = placement.placed(learner_like, plan.actors)
+source = placement.PlacedVariableSource(StaticVariableSource({"policy": params}), plan.actors)
 (values,) = source.get_variables(["policy"])
 assert {d for leaf in jax.tree_util.tree_leaves(values) for d in leaf.devices()} == {devices[1]}
 actor = parts.actor(0, variable_source=source, adder=None)
@@ -84,12 +79,11 @@ def test_the_single_process_runner_measures_where_its_policy_runs(tmp_path):
     assert "cpu:0" in line and "cpu:1" in line and "ms" in line, line
 
 
-@pytest.mark.parametrize("devices", [1])
-def test_one_device_is_not_measured(devices):
-    """With one device (this process's), the runner keeps the learner's own parameters: nothing is measured."""
+def test_one_device_serves_every_role():
+    """With one device (this process's), learner and actors share it, so the runner measures nothing."""
     import jax
 
     from acmelike import placement
 
-    plan = placement.plan(jax.devices()[:devices])
-    assert plan.learner == plan.actors == jax.devices()[0]
+    plan = placement.plan(jax.devices()[:1])
+    assert plan.learner == plan.actors == plan.inference == jax.devices()[0]
