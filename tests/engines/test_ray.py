@@ -60,6 +60,18 @@ def _placements(run_dir) -> dict:
     return json.loads((run_dir / "ray_nodes.json").read_text())
 
 
+def _placement_of(run_dir, launcher, name: str, timeout: float = 60.0) -> dict:
+    """`name`'s entry in ray_nodes.json, once the engine has written it. The engine rewrites the file once a progress
+    period, so a node can already be stepping before its start is on record there."""
+    deadline = time.time() + timeout
+    while time.time() < deadline and launcher.process.poll() is None:
+        try:
+            return _placements(run_dir)[name]
+        except (OSError, ValueError, KeyError):
+            time.sleep(0.2)
+    pytest.fail(f"{name} never appeared in ray_nodes.json:\n{launcher._read(launcher._stdout)[-3000:]}")
+
+
 def _wait_for_steps(run_dir, launcher, steps: int, timeout: float) -> None:
     deadline = time.time() + timeout
     while time.time() < deadline and launcher.process.poll() is None:
@@ -141,7 +153,7 @@ def test_two_node_cluster_places_nodes_by_resource_and_restarts_a_killed_actor(c
     launcher = Launcher("smoke", "--launch", "ray", "--ray-address", cluster, *PLACEMENT, "--actors", 1,
                         "--steps", budget, run_dir=tmp_path)
     _wait_for_steps(tmp_path, launcher, 200, timeout=400)
-    os.kill(_placements(tmp_path)["actor_0"]["pid"], signal.SIGKILL)
+    os.kill(_placement_of(tmp_path, launcher, "actor_0")["pid"], signal.SIGKILL)
     assert launcher.wait(timeout=600) == 0, launcher.output[-5000:]
     summary = _summary(launcher)
     assert summary["launch"] == "ray" and summary["ray_address"] == cluster, summary
