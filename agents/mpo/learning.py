@@ -3,7 +3,8 @@ policy improved by an E-step over sampled actions and a KL-constrained M-step, w
 critic and dual variables each have their own optimiser, all in one `TrainingState`. With a categorical critic it is
 DMPO (Acme's distributional MPO): the critic learns the return's distribution, and the policy its mean."""
 
-from typing import NamedTuple
+import functools
+from typing import Dict, NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
@@ -12,6 +13,7 @@ import optax
 from acmelike.actors.continuous import to_unit
 from acmelike.losses import (
     MPODualParams,
+    MPOLossOutput,
     categorical_mean,
     categorical_td_loss,
     critic_regression_loss,
@@ -20,7 +22,7 @@ from acmelike.losses import (
     mpo_loss,
     project_dual_params,
 )
-from acmelike.types import ReplaySample
+from acmelike.types import ReplaySample, Transition
 from agents.mpo.config import MPOConfig
 from agents.mpo.networks import MPONetworks
 
@@ -75,76 +77,128 @@ def init_training_state(networks: MPONetworks, config: MPOConfig, key: jax.Array
     )
 
 
+def sample_actions(networks: MPONetworks, policy_params, observations: jax.Array, num_samples: int, key: jax.Array):
+    """`num_samples` actions per state from the Gaussian policy at `observations` [B, O].
+
+    The actions are in the unit box and unclipped: the policy's likelihood needs them as drawn, and the critic clips
+    them. Returns actions [N, B, A] and the policy's mean and stddev, [B, A] each.
+    """
+    mean, stddev = networks.policy.apply(policy_params, observations)
+    noise = jax.random.normal(key, (num_samples,) + mean.shape, mean.dtype)
+    return mean[None] + stddev[None] * noise, mean, stddev
+
+
+def critic_of_samples(networks: MPONetworks, critic_params, observations: jax.Array, actions: jax.Array) -> jax.Array:
+    """The critic's outputs for N actions per state (`actions` [N, B, A]): [N, B] values or [N, B, K] logits."""
+    return jax.vmap(lambda a: networks.critic.apply(critic_params, observations, a))(actions)
+
+
+def mean_value(critic_outputs: jax.Array, support: Optional[jax.Array]) -> jax.Array:
+    """The values of the critic's outputs: a scalar critic's own, a categorical critic's mean over `support` [K]
+    (its logits [..., K] give values [...])."""
+    return critic_outputs if support is None else categorical_mean(critic_outputs, support)
+
+
+def critic_loss(critic_params, target_policy_params, target_critic_params, transitions: Transition, key: jax.Array,
+                *, networks: MPONetworks, num_samples: int, support: Optional[jax.Array]):
+    """The critic's loss on n-step transitions [B], by expected SARSA under the target policy (Acme's
+    `policy_eval_stochastic`), and the mean value of the transitions' actions (a metric).
+
+    Q(s, a) regresses onto r + discount * mean_j Q_target(s', a'_j), the a'_j `num_samples` actions drawn from the
+    target policy at s'. A categorical critic (`support` given, DMPO) instead minimises the cross-entropy to the equal
+    mixture of the target critic's distributions at the a'_j, shifted by r + discount * z and projected onto the
+    support. Only `critic_params` take gradients: the target is stopped.
+    """
+    next_actions, _, _ = sample_actions(networks, target_policy_params, transitions.next_observation, num_samples, key)
+    outputs_t = critic_of_samples(networks, target_critic_params, transitions.next_observation, next_actions)
+    reward = transitions.reward.astype(jnp.float32)
+    discount = transitions.discount.astype(jnp.float32)
+    outputs_tm1 = networks.critic.apply(critic_params, transitions.observation,
+                                        to_unit(transitions.action, networks.bounds))
+    if support is not None:
+        loss, _ = categorical_td_loss(outputs_tm1, reward, discount, mixture_logits(outputs_t), support)
+        return loss, jnp.mean(mean_value(outputs_tm1, support))
+    target = jax.lax.stop_gradient(reward + discount * jnp.mean(outputs_t, 0))
+    return critic_regression_loss(outputs_tm1[None], target), jnp.mean(outputs_tm1)
+
+
+def policy_loss(policy_params, dual_params: MPODualParams, target_policy_params, target_critic_params,
+                observations: jax.Array, key: jax.Array, *, networks: MPONetworks, config: MPOConfig,
+                support: Optional[jax.Array]):
+    """The policy's and the dual variables' loss at states `observations` [B], with `mpo_loss`'s output and the
+    online policy's stddev [B, A] (for the metrics).
+
+    E-step: `num_samples` actions drawn from the target policy, valued by the target critic's mean, give the
+    weights. M-step: `mpo_loss` fits the online policy to them under the decoupled KL constraints (`epsilon_mean`,
+    `epsilon_stddev`) and gives the temperature's (`epsilon`) and the multipliers' dual losses. Gradients flow into
+    `policy_params` and `dual_params` only: the sampled actions and their values are stopped.
+    """
+    actions, target_mean, target_stddev = sample_actions(networks, target_policy_params, observations,
+                                                         config.num_samples, key)
+    q_values = mean_value(critic_of_samples(networks, target_critic_params, observations, actions), support)
+    online_mean, online_stddev = networks.policy.apply(policy_params, observations)
+    output = mpo_loss(
+        dual_params, online_mean, online_stddev, target_mean, target_stddev,
+        jax.lax.stop_gradient(actions), jax.lax.stop_gradient(q_values),
+        epsilon=config.epsilon, epsilon_mean=config.epsilon_mean, epsilon_stddev=config.epsilon_stddev,
+    )
+    return output.loss, (output, online_stddev)
+
+
+def training_metrics(critic_loss_value: jax.Array, mean_q: jax.Array, output: MPOLossOutput,
+                     stddev: jax.Array) -> Dict[str, jax.Array]:
+    """What one step logs: the three losses (`LOSS_KEYS`; the policy's with its KL penalty), the dual variables,
+    the KLs (multipliers and KLs averaged over action dimensions), the policy's mean stddev and the critic's mean
+    value of the batch's actions."""
+    return {
+        "critic_loss": critic_loss_value,
+        "policy_loss": output.policy_loss + output.kl_penalty,
+        "dual_loss": output.dual_loss,
+        "temperature": output.temperature,
+        "alpha_mean": jnp.mean(output.alpha_mean),
+        "alpha_stddev": jnp.mean(output.alpha_stddev),
+        "kl_nonparametric": output.kl_nonparametric,
+        "kl_mean": jnp.mean(output.kl_mean),
+        "kl_stddev": jnp.mean(output.kl_stddev),
+        "stddev": jnp.mean(stddev),
+        "mean_q": mean_q,
+    }
+
+
 def make_update_step(networks: MPONetworks, config: MPOConfig):
     """Returns `update_step(state, sample) -> (state, metrics, extras)` for batches of n-step transitions.
 
     One step, from the same state for critic and policy:
-    - critic: Q(s, a) regresses onto r + discount * mean_j Q_target(s', a'_j), with `num_samples` actions a'_j
-      drawn from the target policy at s' (expected SARSA under the target policy; Acme's `policy_eval_stochastic`).
-      A categorical critic (DMPO) instead minimises the cross-entropy to the equal mixture of the target critic's
-      distributions at the a'_j, shifted by r + discount * z and projected onto the support;
-    - policy and duals: `num_samples` actions a_i drawn from the target policy at s, valued by the target critic,
-      give the E-step weights; `acmelike.losses.mpo_loss` fits the policy to them under the decoupled KL
-      constraints and gives the temperature's and the multipliers' dual losses. The dual parameters are clipped
-      from below after their step (`project_dual_params`);
+    - critic: `critic_loss` (expected SARSA under the target policy; DMPO's cross-entropy with a categorical
+      critic);
+    - policy and duals: `policy_loss` (the E-step's weights, then `acmelike.losses.mpo_loss`'s M-step under the
+      decoupled KL constraints). The dual parameters are clipped from below after their step
+      (`project_dual_params`);
     - targets: the target policy and critic move toward the online ones by Polyak averaging (rate `tau`).
     Sampled actions are in the unit box, unclipped for the policy's likelihood; the critic clips them. The E-step
     values actions by the critic's mean (a categorical critic's expectation). Extras: none.
     """
     policy_optimizer, critic_optimizer, dual_optimizer = _optimizers(config)
-    bounds = networks.bounds
-    num_samples = config.num_samples
     support = None if networks.support is None else jnp.asarray(networks.support)
-
-    def sample_actions(policy_params, observations, key):
-        mean, stddev = networks.policy.apply(policy_params, observations)
-        noise = jax.random.normal(key, (num_samples,) + mean.shape, mean.dtype)
-        return mean[None] + stddev[None] * noise, mean, stddev  # [N, B, A], [B, A], [B, A]
-
-    def critic_of_samples(critic_params, observations, actions):
-        """The critic's outputs for N actions per state (`actions` [N, B, A]): [N, B] values or [N, B, K] logits."""
-        return jax.vmap(lambda a: networks.critic.apply(critic_params, observations, a))(actions)
-
-    def mean_value(critic_outputs):
-        return critic_outputs if support is None else categorical_mean(critic_outputs, support)
-
-    def critic_loss_fn(critic_params, state: TrainingState, transitions, key):
-        next_actions, _, _ = sample_actions(state.target_policy_params, transitions.next_observation, key)
-        outputs_t = critic_of_samples(state.target_critic_params, transitions.next_observation, next_actions)
-        reward = transitions.reward.astype(jnp.float32)
-        discount = transitions.discount.astype(jnp.float32)
-        outputs_tm1 = networks.critic.apply(critic_params, transitions.observation,
-                                            to_unit(transitions.action, bounds))
-        if support is not None:
-            loss, _ = categorical_td_loss(outputs_tm1, reward, discount, mixture_logits(outputs_t), support)
-            return loss, jnp.mean(mean_value(outputs_tm1))
-        target = jax.lax.stop_gradient(reward + discount * jnp.mean(outputs_t, 0))
-        return critic_regression_loss(outputs_tm1[None], target), jnp.mean(outputs_tm1)
-
-    def policy_loss_fn(policy_params, dual_params, state: TrainingState, observations, key):
-        actions, target_mean, target_stddev = sample_actions(state.target_policy_params, observations, key)
-        q_values = mean_value(critic_of_samples(state.target_critic_params, observations, actions))
-        online_mean, online_stddev = networks.policy.apply(policy_params, observations)
-        output = mpo_loss(
-            dual_params, online_mean, online_stddev, target_mean, target_stddev,
-            jax.lax.stop_gradient(actions), jax.lax.stop_gradient(q_values),
-            epsilon=config.epsilon, epsilon_mean=config.epsilon_mean, epsilon_stddev=config.epsilon_stddev,
-        )
-        return output.loss, (output, online_stddev)
+    critic_grad = jax.value_and_grad(
+        functools.partial(critic_loss, networks=networks, num_samples=config.num_samples, support=support),
+        has_aux=True)
+    policy_and_dual_grad = jax.value_and_grad(
+        functools.partial(policy_loss, networks=networks, config=config, support=support), argnums=(0, 1),
+        has_aux=True)
 
     def update_step(state: TrainingState, sample: ReplaySample):
         transitions = sample.data
         key, critic_key, policy_key = jax.random.split(state.key, 3)
 
-        (critic_loss, mean_q), critic_grads = jax.value_and_grad(critic_loss_fn, has_aux=True)(
-            state.critic_params, state, transitions, critic_key
-        )
+        (critic_loss_value, mean_q), critic_grads = critic_grad(
+            state.critic_params, state.target_policy_params, state.target_critic_params, transitions, critic_key)
         critic_updates, critic_opt_state = critic_optimizer.update(critic_grads, state.critic_opt_state)
         critic_params = optax.apply_updates(state.critic_params, critic_updates)
 
-        (_, (output, stddev)), (policy_grads, dual_grads) = jax.value_and_grad(
-            policy_loss_fn, argnums=(0, 1), has_aux=True
-        )(state.policy_params, state.dual_params, state, transitions.observation, policy_key)
+        (_, (output, stddev)), (policy_grads, dual_grads) = policy_and_dual_grad(
+            state.policy_params, state.dual_params, state.target_policy_params, state.target_critic_params,
+            transitions.observation, policy_key)
         policy_updates, policy_opt_state = policy_optimizer.update(policy_grads, state.policy_opt_state)
         policy_params = optax.apply_updates(state.policy_params, policy_updates)
         dual_updates, dual_opt_state = dual_optimizer.update(dual_grads, state.dual_opt_state)
@@ -162,19 +216,6 @@ def make_update_step(networks: MPONetworks, config: MPOConfig):
             key=key,
             steps=state.steps + 1,
         )
-        metrics = {
-            "critic_loss": critic_loss,
-            "policy_loss": output.policy_loss + output.kl_penalty,
-            "dual_loss": output.dual_loss,
-            "temperature": output.temperature,
-            "alpha_mean": jnp.mean(output.alpha_mean),
-            "alpha_stddev": jnp.mean(output.alpha_stddev),
-            "kl_nonparametric": output.kl_nonparametric,
-            "kl_mean": jnp.mean(output.kl_mean),
-            "kl_stddev": jnp.mean(output.kl_stddev),
-            "stddev": jnp.mean(stddev),
-            "mean_q": mean_q,
-        }
-        return new_state, metrics, {}
+        return new_state, training_metrics(critic_loss_value, mean_q, output, stddev), {}
 
     return update_step
