@@ -24,7 +24,7 @@ The replay is what the agent's replay table is in the other runners, field for f
 
 import dataclasses
 import math
-from typing import Any, NamedTuple, Optional
+from typing import Any, Callable, NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
@@ -206,7 +206,7 @@ def learn_or_wait(can_sample: jax.Array, learn, carry):
 
 
 def off_policy_agent(name: str, environment: JaxEnvironment, builder, networks, num_envs: Optional[int] = None,
-                     priority_exponent: float = 0.0) -> AnakinAgent:
+                     priority_exponent: float = 0.0, update_step: Optional[Callable] = None) -> AnakinAgent:
     """The Anakin form of an agent that learns from n-step transition replay, from its builder: the builder's
     policy (`make_policy`) and learning step (`learning_parts`: the agent's own `update_step`, its losses and
     where its policy parameters are), around a `TransitionReplay` of `builder.config`.
@@ -218,7 +218,9 @@ def off_policy_agent(name: str, environment: JaxEnvironment, builder, networks, 
     rows_per_env` transitions go in for `num_sgd_steps_per_step * batch_size` sampled, exactly
     `samples_per_insert` (`inserts_per_iteration`); `num_envs` None: one environment per inserted transition
     (each writes one row), else it must divide the inserts. `priority_exponent` > 0: prioritized replay (the
-    agent's config field of that name), and the update must return `extras["priorities"]`.
+    agent's config field of that name), and the update must return `extras["priorities"]`. `update_step`: the
+    agent's own update step made for the seeds axis (TD3's, which takes its policy-delay branch once for every
+    seed), in place of the builder's.
     """
     config = builder.config
     num_envs, rows_per_env = environments_and_rows(name, config, num_envs)
@@ -227,7 +229,7 @@ def off_policy_agent(name: str, environment: JaxEnvironment, builder, networks, 
         return builder.learning_parts(networks=networks, environment_spec=environment.spec, random_key=key)
 
     parts = learning_parts(jax.random.PRNGKey(0))  # its update step, losses and policy parameters (not its state)
-    update_step, policy_params = parts.update_step, parts.policy_params
+    update_step, policy_params = update_step or parts.update_step, parts.policy_params
     policy = builder.make_policy(networks=networks, environment_spec=environment.spec)
     recorder = TransitionRecorder(environment, policy, config.variable_update_period)
     replay = TransitionReplay.from_config(config, num_envs, rows_per_env, priority_exponent)

@@ -1,7 +1,7 @@
 """The TD3 learning step (Fujimoto et al., 2018): twin critics with clipped double-Q targets, target policy
 smoothing, and policy and target updates delayed to every `policy_delay`-th step."""
 
-from typing import NamedTuple
+from typing import NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
@@ -51,7 +51,7 @@ def smoothed_target_actions(
     return jnp.clip(target_actions + noise, -1.0, 1.0)
 
 
-def make_update_step(networks: TD3Networks, config: TD3Config):
+def make_update_step(networks: TD3Networks, config: TD3Config, seeds_axis: Optional[str] = None):
     """Returns `update_step(state, sample) -> (state, metrics, extras)` for batches of n-step transitions.
 
     Every step updates the critics toward r + discount * min_i Q'_i(s', smoothed mu'(s')). Every
@@ -59,6 +59,12 @@ def make_update_step(networks: TD3Networks, config: TD3Config):
     of the first critic, and the target policy and critics toward theirs by Polyak averaging; other steps leave
     policy, its optimiser state and every target untouched (`lax.cond`, so they cost nothing). `policy_loss` is
     the loss of the last policy update. Extras: none.
+
+    `seeds_axis`: the name of a vmapped axis along which every state's `steps` is the same (the fully jitted
+    form's seeds, which all learn in the same iterations). The decision is then reduced across it, so it stays a
+    branch: decided per seed, `lax.cond` under vmap becomes a select that computes the policy update every step
+    (and copies the policy, its optimiser state and both targets through it) to keep it one step in
+    `policy_delay`. None (one learner): decided on `steps` as it is.
     """
     policy_optimizer = optax.adam(config.policy_learning_rate)
     critic_optimizer = optax.adam(config.critic_learning_rate)
@@ -109,8 +115,11 @@ def make_update_step(networks: TD3Networks, config: TD3Config):
             return (state.policy_params, state.policy_opt_state, state.target_policy_params,
                     state.target_critic_params, jnp.zeros((), jnp.float32))
 
+        due = steps % config.policy_delay == 0
+        if seeds_axis is not None:
+            due = jax.lax.pmin(due, seeds_axis)
         policy_params, policy_opt_state, target_policy_params, target_critic_params, policy_loss = jax.lax.cond(
-            steps % config.policy_delay == 0, update_policy_and_targets, keep, None
+            due, update_policy_and_targets, keep, None
         )
         new_state = TrainingState(
             policy_params=policy_params,

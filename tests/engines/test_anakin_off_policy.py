@@ -12,10 +12,13 @@ require("gymnax")
 
 from acmelike.actors.actor_core import ActorCore  # noqa: E402
 from acmelike.anakin import StepRecord, TrajectoryBuffer, TransitionRecorder, make_gymnax_environment  # noqa: E402
+from acmelike.anakin.agent import SEEDS_AXIS  # noqa: E402
 from acmelike.anakin.off_policy import TransitionReplay, inserts_per_iteration  # noqa: E402
 from agents.dqn import DQNConfig  # noqa: E402
 from agents.sac import SACConfig  # noqa: E402
 from agents.sac.anakin import make_anakin_agent as make_sac_form  # noqa: E402
+from agents.td3 import TD3Config  # noqa: E402
+from agents.td3.anakin import make_anakin_agent as make_td3_form  # noqa: E402
 from launch.engines.anakin import AnakinConfig, run_anakin  # noqa: E402
 from launch.experiments.make import make_agent_config  # noqa: E402
 
@@ -83,6 +86,37 @@ def test_a_samples_per_insert_that_whole_rows_cannot_hold_is_refused():
         inserts_per_iteration(DQNConfig(samples_per_insert=24.0))
     with pytest.raises(ValueError, match="divisor of 8"):  # SAC's defaults insert 8 transitions per iteration
         make_sac_form(make_gymnax_environment(PENDULUM), SACConfig(), num_envs=3)
+
+
+def _conds(jaxpr, path=()):
+    """(the primitives enclosing it, dot_generals in each branch) of every `cond` in `jaxpr`, nested ones too."""
+    def inner(eqn):
+        for value in eqn.params.values():
+            for item in value if isinstance(value, (tuple, list)) else (value,):
+                if hasattr(item, "eqns") or hasattr(getattr(item, "jaxpr", None), "eqns"):
+                    yield getattr(item, "jaxpr", item)
+
+    def dots(jaxpr):
+        return sum((eqn.primitive.name == "dot_general") + sum(dots(j) for j in inner(eqn)) for eqn in jaxpr.eqns)
+
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name == "cond":
+            yield path, [dots(branch.jaxpr) for branch in eqn.params["branches"]]
+        for sub in inner(eqn):
+            yield from _conds(sub, path + (eqn.primitive.name,))
+
+
+def test_td3_fully_jitted_keeps_its_delayed_policy_update_a_branch_across_seeds():
+    # Decided per seed, the policy-delay `lax.cond` becomes a select under the seeds vmap: the policy update is
+    # computed every SGD step (and applied one in policy_delay). Decided once for every seed, it stays a branch
+    # inside the SGD steps' scan, one arm of which computes nothing.
+    config = TD3Config(policy_hidden_sizes=(8,), critic_hidden_sizes=(8,), batch_size=4, samples_per_insert=4.0,
+                       num_sgd_steps_per_step=2, min_replay_size=4)
+    agent = make_td3_form(make_gymnax_environment(PENDULUM), config)
+    carries = jax.eval_shape(jax.vmap(agent.init), jax.random.split(jax.random.PRNGKey(0), 2))
+    jaxpr = jax.make_jaxpr(jax.vmap(agent.iteration, axis_name=SEEDS_AXIS))(carries).jaxpr
+    in_sgd_steps = [dots for path, dots in _conds(jaxpr) if path[:2] == ("cond", "scan")]
+    assert len(in_sgd_steps) == 1 and min(in_sgd_steps[0]) == 0 < max(in_sgd_steps[0]), list(_conds(jaxpr))
 
 
 # Small networks and batches of 64 at one SGD step per environment step (8 environments): Pendulum in 10k-16k steps.
