@@ -17,7 +17,7 @@ import difflib
 import functools
 import sys
 import warnings
-from typing import Any, Callable, List, Optional, Sequence, Union
+from typing import Any, Callable, List, NamedTuple, Optional, Sequence, Union
 
 import gymnasium
 from dm_env import specs
@@ -139,6 +139,38 @@ def make_experiment_config(
     (`acmelike.wrappers.concatenate_state_nest`), as every single-agent network takes them.
     """
     definition = resolve_agent(agent)
+    _check_online_run(definition, num_envs=num_envs, inference=inference)
+    agent_config = make_agent_config(definition, config_overrides, preset=preset, environment=environment)
+    environments = _online_environments(environment, environment_factory, definition)
+    config = ExperimentConfig(
+        builder=definition.make_builder(agent_config),
+        environment_factory=environments.factory,
+        network_factory=functools.partial(definition.make_networks, config=agent_config),
+        max_num_actor_steps=max_num_actor_steps,
+        seed=seed,
+        run_dir=run_dir,
+        evaluation_every=evaluation_every,
+        agent_name=definition.name,
+        environment_name=environment,
+        progress_period_s=progress_period_s,
+        threshold=target_return if target_return is not None else environments.threshold,
+        return_window=return_window,
+        stop_at_average_return=stop_at_average_return,
+        num_envs=num_envs,
+        vector_environment_factory=environments.vector_factory,
+        inference=inference,
+        replay=replay,
+        preset=preset,
+        agent_reference=definition_reference(definition),
+    )
+    check_agent_fits_environment(config, definition)
+    return config
+
+
+def _check_online_run(definition: AgentDefinition, *, num_envs: int, inference: str) -> None:
+    """ValueError, saying what would work, if `definition` cannot run online as asked: an offline agent (it needs
+    a dataset), a multi-agent one with `num_envs` > 1, or central `inference` for an agent that declares no one
+    policy to serve (`AgentDefinition.central_inference`)."""
     agent = definition.name
     if definition.offline:
         raise ValueError(
@@ -150,57 +182,51 @@ def make_experiment_config(
             f"{agent} acts for several agents, in one environment per actor: use --num-envs 1 (there is no vector "
             f"form of the PettingZoo adapter); more environments at once: --actors N."
         )
-    agent_config = make_agent_config(definition, config_overrides, preset=preset, environment=environment)
-    builder = definition.make_builder(agent_config)
     if inference == "central" and not definition.central_inference:
         raise ValueError(
             f"{agent} runs one single-agent actor per agent, each starting and ending its own episodes, so there is "
             f"no one policy for an inference node to serve: use --inference local, or a parameter-shared agent "
             f"(ippo, mappo), whose one policy acts for every agent and serves every actor's agents in one batch."
         )
-    threshold = None
-    vector_environment_factory = None
-    if environment_factory is None and environment.startswith(MPE_PREFIX):
-        check_pettingzoo_id(environment)  # a ValueError listing the multi-agent environments
-        environment_factory = functools.partial(make_pettingzoo_environment, environment)
-    elif environment_factory is None and environment.startswith(CONTROL_SUITE_PREFIX):
-        check_control_suite_id(environment)  # a ValueError listing the domains and their tasks
-        environment_factory = functools.partial(make_control_suite_environment, environment)
-    elif environment_factory is None:
-        try:
-            check_gymnasium_id(environment)
-        except ValueError:
-            raise ValueError(unknown_environment_message(environment, definition)) from None
-        vector_environment_factory = functools.partial(make_vector_environment, environment)
-        threshold = environment_threshold(environment)
-        environment_factory = functools.partial(make_gymnasium_environment, environment)
-    else:
+
+
+class _OnlineEnvironments(NamedTuple):
+    """How an online run builds its environments, from `_online_environments`."""
+
+    factory: Callable[[int], Any]  # seed -> one dm_env environment
+    vector_factory: Optional[Callable[..., Any]]  # (num_envs=, seed=) -> a vector environment; gymnasium ids only
+    threshold: Optional[float]  # gymnasium's reward_threshold, if the id has one
+
+
+def _online_environments(environment: str, environment_factory: Optional[Callable[[int], Any]],
+                         definition: AgentDefinition) -> _OnlineEnvironments:
+    """The factories of the environment named `environment`: a PettingZoo MPE id (`mpe/...`), a Control Suite id
+    (`dm_control/<domain>-<task>`) or a gymnasium id, each checked (a ValueError lists the ids that would do); or
+    the user's own dm_env `environment_factory`, seen in 32 bits with a nest of state observations as one vector
+    (`_native_environment`)."""
+    if environment_factory is not None:
         # Native dm_env environments often speak float64/int64 and observe dicts; JAX agents want 32 bits and the
         # networks one array.
-        environment_factory = functools.partial(_native_environment, environment_factory)
-    config = ExperimentConfig(
-        builder=builder,
-        environment_factory=environment_factory,
-        network_factory=functools.partial(definition.make_networks, config=agent_config),
-        max_num_actor_steps=max_num_actor_steps,
-        seed=seed,
-        run_dir=run_dir,
-        evaluation_every=evaluation_every,
-        agent_name=agent,
-        environment_name=environment,
-        progress_period_s=progress_period_s,
-        threshold=target_return if target_return is not None else threshold,
-        return_window=return_window,
-        stop_at_average_return=stop_at_average_return,
-        num_envs=num_envs,
-        vector_environment_factory=vector_environment_factory,
-        inference=inference,
-        replay=replay,
-        preset=preset,
-        agent_reference=definition_reference(definition),
-    )
-    check_agent_fits_environment(config, definition)
-    return config
+        return _OnlineEnvironments(functools.partial(_native_environment, environment_factory), None, None)
+    if environment.startswith(MPE_PREFIX):
+        check_pettingzoo_id(environment)  # a ValueError listing the multi-agent environments
+        return _OnlineEnvironments(functools.partial(make_pettingzoo_environment, environment), None, None)
+    if environment.startswith(CONTROL_SUITE_PREFIX):
+        check_control_suite_id(environment)  # a ValueError listing the domains and their tasks
+        return _OnlineEnvironments(functools.partial(make_control_suite_environment, environment), None, None)
+    _check_environment_id(environment, definition)
+    return _OnlineEnvironments(functools.partial(make_gymnasium_environment, environment),
+                              functools.partial(make_vector_environment, environment),
+                              environment_threshold(environment))
+
+
+def _check_environment_id(environment: str, definition: AgentDefinition) -> None:
+    """ValueError if `environment` is no registered gymnasium id, suggesting ids that fit `definition`
+    (`unknown_environment_message`)."""
+    try:
+        check_gymnasium_id(environment)
+    except ValueError:
+        raise ValueError(unknown_environment_message(environment, definition)) from None
 
 
 def make_offline_experiment_config(
@@ -230,23 +256,9 @@ def make_offline_experiment_config(
     naming where it was looked for.
     """
     definition = agent_definition(agent)
-    if not definition.offline:
-        raise ValueError(
-            f"{agent} learns online, from its own actors: drop --dataset, or choose an offline agent: "
-            f"{', '.join(offline_agents())}."
-        )
-    for assignment in config_overrides:
-        field, value = parse_assignment(assignment)
-        if field == "dataset_id" and value != dataset:
-            raise ValueError(
-                f"--config dataset_id={value} disagrees with the dataset {dataset!r} (--dataset): the dataset is "
-                f"named by --dataset alone; drop the --config."
-            )
+    _check_offline_run(definition, dataset=dataset, config_overrides=config_overrides)
     agent_config = make_agent_config(agent, [*config_overrides, f"dataset_id={dataset}"])
-    try:
-        check_gymnasium_id(environment)
-    except ValueError:
-        raise ValueError(unknown_environment_message(environment, definition)) from None
+    _check_environment_id(environment, definition)
     config = OfflineExperimentConfig(
         builder=definition.make_builder(agent_config),
         environment_factory=functools.partial(make_gymnasium_environment, environment),
@@ -271,6 +283,23 @@ def make_offline_experiment_config(
     check_agent_fits_environment(config, definition)
     check_dataset_fits(dataset, read_environment_spec(config))
     return config
+
+
+def _check_offline_run(definition: AgentDefinition, *, dataset: str, config_overrides: Sequence[str]) -> None:
+    """ValueError, saying what would work, if `definition` is an online agent, or if `config_overrides` name
+    another dataset than `dataset` (the dataset is named by --dataset alone)."""
+    if not definition.offline:
+        raise ValueError(
+            f"{definition.name} learns online, from its own actors: drop --dataset, or choose an offline agent: "
+            f"{', '.join(offline_agents())}."
+        )
+    for assignment in config_overrides:
+        field, value = parse_assignment(assignment)
+        if field == "dataset_id" and value != dataset:
+            raise ValueError(
+                f"--config dataset_id={value} disagrees with the dataset {dataset!r} (--dataset): the dataset is "
+                f"named by --dataset alone; drop the --config."
+            )
 
 
 def _minari_batches(dataset_id: str, batch_size: int, discount: float, seed: int) -> MinariIterator:
