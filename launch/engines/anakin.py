@@ -40,14 +40,13 @@ from acmelike.anakin.agent import SEEDS_AXIS, AnakinAgent, IterationOutputs
 from acmelike.checkpointing import CheckpointError, Checkpointer, check_metadata, read_json_state, read_metadata
 from acmelike.core import Saveable
 from acmelike.learners import NonFiniteLossError
-from acmelike.loggers import CSVLogger, Dispatcher, NoOpLogger, TensorBoardLogger
 from acmelike.loggers.plotting import plot_run_learning_curve
 from launch.experiments.config import check_seed
 from launch.experiments.interrupts import StopRequests
 from launch.experiments.make import environment_threshold, make_agent_config
 from launch.experiments.summaries import ReturnTracker, average_return, run_summary, write_summary
 from launch.lifecycle.checkpoints import resumable_checkpoint
-from launch.lifecycle.logs import first_step_after, log_sizes, truncate_logs
+from launch.lifecycle.logs import log_sizes, run_logger, truncate_logs
 from launch.lifecycle.run_directory import DEFAULT_CHECKPOINT_MINUTES, config_overrides
 from launch.registry import agent_definition, anakin_agents
 
@@ -243,20 +242,10 @@ class _SeedLog:
         self.tracker = tracker
         self.actor_steps = 0
         self.learner_steps = 0
-        self.actor_log = self._logger("actor", "actor_steps", tensorboard, resumed_at)
-        self.learner_log = self._logger("learner", "learner_steps", tensorboard, resumed_at)
-
-    def _logger(self, label: str, step_key: str, tensorboard: bool, resumed_at: Optional[Dict[str, int]]):
-        if not self.directory:
-            return NoOpLogger()
-        csv_logger = CSVLogger(self.directory, label, append=resumed_at is not None)
-        if not tensorboard:
-            return csv_logger
-        # A resumed run hides from TensorBoard what the stopped run logged after its checkpoint (its CSV rows are
-        # cut back by `_resume_logs`), so a curve never doubles back.
-        purge = first_step_after(resumed_at, step_key) if resumed_at is not None else None
-        return Dispatcher([csv_logger, TensorBoardLogger(os.path.join(self.directory, "tensorboard"), label,
-                                                         step_key=step_key, purge_step=purge)])
+        # A resumed seed continues its CSV files (cut back to the checkpoint by `_resume_logs`).
+        logs = dict(append=resumed_at is not None, tensorboard=tensorboard, resumed_at=resumed_at)
+        self.actor_log = run_logger(directory, "actor", "actor_steps", **logs)
+        self.learner_log = run_logger(directory, "learner", "learner_steps", **logs)
 
     def save(self) -> Dict[str, Any]:
         return {"seed": self.seed, "actor_steps": self.actor_steps, "learner_steps": self.learner_steps,

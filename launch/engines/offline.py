@@ -29,7 +29,7 @@ import numpy as np
 
 from acmelike import core
 from acmelike.counting import Counter
-from acmelike.loggers import CSVLogger, Dispatcher, NoOpLogger, TerminalLogger
+from acmelike.loggers import NoOpLogger
 from acmelike.loggers.plotting import plot_learning_curve
 from environment_loops import EnvironmentLoop
 from launch.experiments.config import OfflineExperimentConfig
@@ -67,18 +67,6 @@ class EvaluationRounds(core.Saveable):
         self.tracker.restore(state["tracker"])
 
 
-def _loggers(config: OfflineExperimentConfig, label: str, lifecycle: RunLifecycle, terminal: bool = False):
-    loggers = []
-    if config.run_dir:
-        loggers.append(CSVLogger(config.run_dir, label, append=lifecycle.resuming))
-    if terminal:
-        loggers.append(TerminalLogger(label, time_delta=config.progress_period_s))
-    tensorboard = lifecycle.tensorboard_logger(label, "learner_steps")
-    if tensorboard is not None:
-        loggers.append(tensorboard)
-    return Dispatcher(loggers) if loggers else NoOpLogger()
-
-
 def run_offline(config: OfflineExperimentConfig, options: RunOptions = RunOptions()) -> Dict[str, Any]:
     """Trains `config.builder`'s agent for `config.max_num_learner_steps` learner steps on `config.dataset_factory`'s
     batches; returns the summary (also `<run_dir>/summary.json`; the resolved config goes to `<run_dir>/config.json`).
@@ -96,7 +84,7 @@ def run_offline(config: OfflineExperimentConfig, options: RunOptions = RunOption
     learner = parts.learner(
         dataset=config.dataset_factory(config.seed + (lifecycle.resume_step or 0)),
         counter=Counter(counter, "learner", time_delta=0.0),
-        logger=_loggers(config, "learner", lifecycle),
+        logger=lifecycle.logger("learner", "learner_steps"),
     )
     # A seeded dataset makes an offline run bit-identical to another with the same seed; a time-throttled
     # log would still differ between the two. Offline runs take a few thousand learner steps.
@@ -107,7 +95,7 @@ def run_offline(config: OfflineExperimentConfig, options: RunOptions = RunOption
             parts.evaluator_environment(), parts.evaluator_actor(variable_source=learner),
             counter=Counter(counter, "evaluator", time_delta=0.0), logger=NoOpLogger(),
         )
-        evaluator_logger = _loggers(config, "evaluator", lifecycle, terminal=True)
+        evaluator_logger = lifecycle.logger("evaluator", "learner_steps", terminal_period_s=config.progress_period_s)
     rounds = EvaluationRounds(config)
     lifecycle.start(learner=learner, actors={}, counter=counter, tracker=rounds, environment_spec=parts.spec)
     steps = int(counter.get_counts().get("learner_steps", 0))  # > 0 when resumed

@@ -32,7 +32,7 @@ import numpy as np
 from acmelike import core, placement
 from acmelike.counting import Counter
 from acmelike.datasets import DatasetIterator
-from acmelike.loggers import CSVLogger, Dispatcher, NoOpLogger, TerminalLogger
+from acmelike.loggers import NoOpLogger
 from acmelike.loggers.plotting import plot_run_learning_curve
 from acmelike.replay.local import LocalReplay
 from acmelike.variables import StaticVariableSource
@@ -111,18 +111,6 @@ class LearningActor(core.Actor):
                 return
 
 
-def _loggers(config: ExperimentConfig, label: str, terminal: bool, lifecycle: RunLifecycle, step_key=None):
-    loggers = []
-    if config.run_dir:
-        loggers.append(CSVLogger(config.run_dir, label, append=lifecycle.resuming))
-    if terminal:
-        loggers.append(TerminalLogger(label, time_delta=config.progress_period_s))
-    tensorboard = lifecycle.tensorboard_logger(label, step_key)
-    if tensorboard is not None:
-        loggers.append(tensorboard)
-    return Dispatcher(loggers) if loggers else NoOpLogger()
-
-
 @dataclasses.dataclass
 class _Replay:
     """What the runner needs of a replay: the client adders and learners talk to, the learner's dataset, and the
@@ -199,7 +187,7 @@ def run_single_process(config: ExperimentConfig, options: RunOptions = RunOption
     logs = []
 
     def opened(label: str, terminal: bool, step_key: str):
-        logs.append(_loggers(config, label, terminal, lifecycle, step_key))
+        logs.append(lifecycle.logger(label, step_key, terminal_period_s=config.progress_period_s if terminal else None))
         return logs[-1]
 
     with REPLAYS[config.replay](config, parts, lifecycle) as replay:

@@ -22,9 +22,8 @@ import sys
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
 from acmelike.checkpointing import Checkpointer, checkpoint_step, read_metadata, readable_checkpoint, replay_sizes
-from acmelike.loggers import TensorBoardLogger
 from launch.experiments.summaries import write_summary
-from launch.lifecycle.logs import log_sizes, purge_step, read_counts, truncate_logs
+from launch.lifecycle.logs import log_sizes, read_counts, run_logger, truncate_logs
 from launch.lifecycle.replay_checkpoints import checkpoint_replay_sizes, make_replay_checkpointer, replay_directory
 from launch.lifecycle.run_directory import (
     CHECKPOINTS,
@@ -129,14 +128,13 @@ class RunLifecycle:
 
     # Loggers.
 
-    def tensorboard_logger(self, label: str, step_key: Optional[str] = None):
-        """A TensorBoardLogger for `label` (None unless --tensorboard); its x-axis is `step_key`."""
-        if not (self.enabled and self.options.tensorboard):
-            return None
-
-        purge = purge_step(self._resume_from, step_key) if self.resuming else None
-        return TensorBoardLogger(os.path.join(self.config.run_dir, "tensorboard"), label, step_key=step_key,
-                                 purge_step=purge)
+    def logger(self, label: str, step_key: Optional[str] = None, terminal_period_s: Optional[float] = None):
+        """The run's logger for `label` (`launch.lifecycle.logs.run_logger`): its CSV file, continued when resuming;
+        TensorBoard (x-axis `step_key`) with --tensorboard; terminal lines every `terminal_period_s` (None: none)."""
+        return run_logger(self.config.run_dir, label, step_key, append=self.resuming,
+                          tensorboard=self.enabled and self.options.tensorboard,
+                          resumed_at=read_counts(self._resume_from) if self.resuming else None,
+                          terminal_period_s=terminal_period_s)
 
     # Checkpoints.
 

@@ -1,11 +1,12 @@
-"""A run's logs across a resume: CSV files cut back to the checkpoint, TensorBoard told where to purge from."""
+"""A run's logs: the one place that assembles a logger (`run_logger`, for every engine), and what happens to logs
+across a resume: CSV files cut back to the checkpoint, TensorBoard told where to purge from."""
 
 import csv
 import os
 from typing import Any, Mapping, Optional
 
 from acmelike.checkpointing import read_json_state
-from acmelike.loggers import CSVLogger, Dispatcher, NoOpLogger, TensorBoardLogger
+from acmelike.loggers import CSVLogger, Dispatcher, NoOpLogger, TensorBoardLogger, TerminalLogger
 from launch.lifecycle.run_directory import latest_run_checkpoint, read_run_options
 
 
@@ -44,8 +45,33 @@ def truncate_logs(run_dir: str, sizes: Mapping[str, int], counts: Mapping[str, A
         os.replace(path + ".tmp", path)
 
 
+def run_logger(run_dir: Optional[str], label: str, step_key: Optional[str] = None, *, append: bool = False,
+               tensorboard: bool = False, resumed_at: Optional[Mapping[str, Any]] = None,
+               terminal_period_s: Optional[float] = None):
+    """The logger of one part of a run (`label`: learner, actor, actor_<i>, evaluator), in every engine:
+
+    - `<run_dir>/<label>.csv` (none without `run_dir`), continued if `append`;
+    - a line on the terminal at most every `terminal_period_s` seconds (None: none);
+    - with `tensorboard` (and `run_dir`), events under `<run_dir>/tensorboard/` with `step_key` as the x-axis. A run
+      resumed from a checkpoint whose counts are `resumed_at` hides from TensorBoard what was logged past it
+      (`first_step_after`), so a curve never doubles back.
+
+    A NoOpLogger when it writes nowhere.
+    """
+    loggers = []
+    if run_dir:
+        loggers.append(CSVLogger(run_dir, label, append=append))
+    if terminal_period_s is not None:
+        loggers.append(TerminalLogger(label, time_delta=terminal_period_s))
+    if tensorboard and run_dir:
+        purge = first_step_after(resumed_at, step_key) if resumed_at is not None else None
+        loggers.append(TensorBoardLogger(os.path.join(run_dir, "tensorboard"), label, step_key=step_key,
+                                         purge_step=purge))
+    return Dispatcher(loggers) if loggers else NoOpLogger()
+
+
 def node_logger(run_dir: Optional[str], label: str, step_key: Optional[str] = None):
-    """A distributed node's logger: `<run_dir>/<label>.csv`, plus TensorBoard if the run's options ask for it.
+    """A distributed node's `run_logger`, as the run directory says: TensorBoard if the run's options ask for it.
 
     The CSV file is continued: a node its engine restarted carries on its own rows, and a resumed program the rows
     its launcher cut back to the checkpoint (a new launch starts without any: `supervisor.prepare_run_directory`).
@@ -53,18 +79,10 @@ def node_logger(run_dir: Optional[str], label: str, step_key: Optional[str] = No
     """
     if not run_dir:
         return NoOpLogger()
-    latest = latest_run_checkpoint(run_dir)
-    loggers = [CSVLogger(run_dir, label, append=True)]
-    if read_run_options(run_dir).tensorboard:
-        purge = purge_step(latest, step_key) if latest is not None else None
-        loggers.append(TensorBoardLogger(os.path.join(run_dir, "tensorboard"), label, step_key=step_key,
-                                         purge_step=purge))
-    return Dispatcher(loggers)
-
-
-def purge_step(checkpoint: str, step_key: Optional[str]) -> Optional[int]:
-    """The first TensorBoard step past `checkpoint` on the `step_key` axis (a count the checkpoint holds)."""
-    return first_step_after(read_counts(checkpoint), step_key)
+    tensorboard = read_run_options(run_dir).tensorboard
+    latest = latest_run_checkpoint(run_dir) if tensorboard else None
+    return run_logger(run_dir, label, step_key, append=True, tensorboard=tensorboard,
+                      resumed_at=read_counts(latest) if latest is not None else None)
 
 
 def first_step_after(counts: dict, step_key: Optional[str]) -> Optional[int]:
