@@ -29,10 +29,9 @@ import numpy as np
 
 from acmelike import core
 from acmelike.counting import Counter
-from acmelike.loggers import NoOpLogger
 from acmelike.loggers.plotting import plot_learning_curve
-from environment_loops import EnvironmentLoop
 from launch.experiments.config import OfflineExperimentConfig
+from launch.experiments.evaluation import Evaluator
 from launch.experiments.interrupts import StopRequests
 from launch.experiments.parts import AgentParts
 from launch.experiments.summaries import ReturnTracker
@@ -49,11 +48,10 @@ class EvaluationRounds(core.Saveable):
         self.rounds: List[Tuple[int, float]] = []
         self.tracker = ReturnTracker(config.return_window, config.threshold)
 
-    def add(self, learner_steps: int, returns: List[float]) -> float:
+    def add(self, learner_steps: int, returns: List[float]) -> None:
         for episode_return in returns:
             self.tracker.add(episode_return, learner_steps)
         self.rounds.append((learner_steps, float(np.mean(returns))))
-        return self.rounds[-1][1]
 
     def reached(self, target: Optional[float]) -> bool:
         """Whether the last round averaged at least `target` (never for None)."""
@@ -89,18 +87,18 @@ def run_offline(config: OfflineExperimentConfig, options: RunOptions = RunOption
     # A seeded dataset makes an offline run bit-identical to another with the same seed; a time-throttled
     # log would still differ between the two. Offline runs take a few thousand learner steps.
     learner.log_every_step()
-    evaluation = evaluator_logger = None
+    evaluator = None
     if config.evaluation_every:  # else no evaluator at all, nor its logs
-        evaluation = EnvironmentLoop(
-            parts.evaluator_environment(), parts.evaluator_actor(variable_source=learner),
-            counter=Counter(counter, "evaluator", time_delta=0.0), logger=NoOpLogger(),
+        evaluator = Evaluator(
+            config, parts, variable_source=learner, step_key="learner_steps",
+            logger=lifecycle.logger("evaluator", "learner_steps", terminal_period_s=config.progress_period_s),
+            counter=Counter(counter, "evaluator", time_delta=0.0),
         )
-        evaluator_logger = lifecycle.logger("evaluator", "learner_steps", terminal_period_s=config.progress_period_s)
     rounds = EvaluationRounds(config)
     lifecycle.start(learner=learner, actors={}, counter=counter, tracker=rounds, environment_spec=parts.spec)
     steps = int(counter.get_counts().get("learner_steps", 0))  # > 0 when resumed
     with StopRequests() as stop:
-        steps = _train(config, learner, evaluation, rounds, steps, evaluator_logger, lifecycle, stop)
+        steps = _train(config, learner, evaluator, rounds, steps, lifecycle, stop)
     learner.wait()
     # A checkpoint at every stop; a save that fails is recorded, and the summary still written.
     failures = lifecycle.finish(steps)
@@ -109,22 +107,17 @@ def run_offline(config: OfflineExperimentConfig, options: RunOptions = RunOption
     return summary
 
 
-def _train(config: OfflineExperimentConfig, learner: core.Learner, evaluation: Optional[EnvironmentLoop],
-           rounds: EvaluationRounds, steps: int, evaluator_logger, lifecycle: RunLifecycle,
-           stop: StopRequests) -> int:
+def _train(config: OfflineExperimentConfig, learner: core.Learner, evaluator: Optional[Evaluator],
+           rounds: EvaluationRounds, steps: int, lifecycle: RunLifecycle, stop: StopRequests) -> int:
     """Steps the learner from `steps` to the budget (evaluating on the way); returns the learner steps reached."""
     first_step, last_print, start = steps, time.time(), time.time()
     budget, every = config.max_num_learner_steps, config.evaluation_every
     while steps < budget and not stop.requested and not rounds.reached(config.stop_at_average_return):
         learner.step()
         steps += 1
-        if evaluation is not None and (steps % every == 0 or steps == budget):
+        if evaluator is not None and (steps % every == 0 or steps == budget):
             learner.wait()
-            evaluation.actor.update(wait=True)  # evaluate the learner's latest parameters
-            returns = [float(evaluation.run_episode()["episode_return"]) for _ in range(config.num_evaluation_episodes)]
-            average = rounds.add(steps, returns)
-            evaluator_logger.write({"learner_steps": steps, "average_return": average, "returns_min": min(returns),
-                                    "episodes": len(returns)})
+            rounds.add(steps, evaluator.evaluate(steps))
         lifecycle.save_if_due(steps)
         now = time.time()
         if now - last_print >= config.progress_period_s:

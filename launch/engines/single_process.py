@@ -27,18 +27,17 @@ import time
 from typing import Any, Iterator, Mapping, Optional
 
 import jax
-import numpy as np
 
 from acmelike import core, placement
 from acmelike.counting import Counter
 from acmelike.datasets import DatasetIterator
-from acmelike.loggers import NoOpLogger
 from acmelike.loggers.plotting import plot_run_learning_curve
 from acmelike.replay.local import LocalReplay
 from acmelike.variables import StaticVariableSource
 from environment_loops import EnvironmentLoop
 from launch.engines import bind_address
 from launch.experiments.config import ExperimentConfig
+from launch.experiments.evaluation import Evaluator
 from launch.experiments.interrupts import StopRequests
 from launch.experiments.parts import AgentParts
 from launch.experiments.summaries import agent_returns, make_tracker, run_summary
@@ -212,14 +211,8 @@ def run_single_process(config: ExperimentConfig, options: RunOptions = RunOption
             evaluator = None
             if config.evaluation_every:
                 evaluator = Evaluator(
-                    config,
-                    EnvironmentLoop(
-                        parts.evaluator_environment(),
-                        parts.evaluator_actor(variable_source=policy_source),
-                        counter=Counter(counter, "evaluator", time_delta=0.0),  # in the root: checkpointed with it
-                        logger=NoOpLogger(),
-                    ),
-                    opened("evaluator", True, "actor_steps"),
+                    config, parts, variable_source=policy_source, logger=opened("evaluator", True, "actor_steps"),
+                    counter=Counter(counter, "evaluator", time_delta=0.0),  # in the root: checkpointed with it
                 )
             tracker = make_tracker(config)
             lifecycle.start(learner=learner, actors={"0": acting}, counter=counter, tracker=tracker,
@@ -258,24 +251,6 @@ def _policy_source(config: ExperimentConfig, parts: AgentParts, learner) -> core
     if timing.device == devices.learner:
         return learner
     return placement.PlacedVariableSource(learner, timing.device)
-
-
-class Evaluator:
-    """Runs `num_evaluation_episodes` of the evaluation policy and logs one row per round: the actor step it ran
-    at, the average return and the number of episodes (the same columns as the distributed evaluator's CSV)."""
-
-    def __init__(self, config: ExperimentConfig, loop: EnvironmentLoop, logger):
-        self._config = config
-        self._loop = loop
-        self._logger = logger
-        self.last_average: Optional[float] = None
-
-    def evaluate(self, actor_steps: int) -> float:
-        self._loop.actor.update(wait=True)  # evaluate the learner's latest parameters
-        returns = [self._loop.run_episode()["episode_return"] for _ in range(self._config.num_evaluation_episodes)]
-        self.last_average = float(np.mean(returns))
-        self._logger.write({"actor_steps": actor_steps, "average_return": self.last_average, "episodes": len(returns)})
-        return self.last_average
 
 
 def _train(config: ExperimentConfig, train_loop, evaluator: Optional[Evaluator], counter: Counter, tracker,

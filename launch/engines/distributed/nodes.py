@@ -20,10 +20,10 @@ import numpy as np
 
 from acmelike import core, placement
 from acmelike.counting import Counter
-from acmelike.loggers import NoOpLogger
 from acmelike.placement import PlacedVariableSource
 from acmelike.variables import RemoteVariableSource
 from environment_loops import EnvironmentLoop
+from launch.experiments.evaluation import Evaluator
 from launch.lifecycle.logs import node_logger
 from launch.lifecycle.snapshots import save_run_snapshot
 from launch.experiments.parts import AgentParts
@@ -269,13 +269,10 @@ class EvaluatorNode(core.Worker):
         learner, counter = _stop_aware(learner, counter)
         self._counter, self._learner = counter, learner
         with report_failures("evaluator", run_dir):
-            parts = AgentParts(config)
-            source = PlacedVariableSource(RemoteVariableSource(learner), placement.plan().actors)
-            self._actor = parts.evaluator_actor(variable_source=source)
-            self._loop = EnvironmentLoop(
-                parts.evaluator_environment(), self._actor, counter=Counter(time_delta=0.0), logger=NoOpLogger()
+            self._evaluator = Evaluator(
+                config, AgentParts(config), logger=_csv_logger(run_dir, "evaluator"),
+                variable_source=PlacedVariableSource(RemoteVariableSource(learner), placement.plan().actors),
             )
-            self._logger = _csv_logger(run_dir, "evaluator")
 
     def run(self) -> None:
         stop = runtime.stop_event()
@@ -288,10 +285,8 @@ class EvaluatorNode(core.Worker):
                     stop.wait(0.5)
                     continue
                 next_evaluation = (actor_steps // every + 1) * every
-                self._actor.update(wait=True)
-                returns = [self._loop.run_episode()["episode_return"] for _ in range(self._config.num_evaluation_episodes)]
-                average = float(np.mean(returns))
-                self._logger.write({"actor_steps": actor_steps, "average_return": average, "episodes": len(returns)})
+                self._evaluator.evaluate(actor_steps)
+                average = self._evaluator.last_average
                 target = self._config.stop_at_average_return
                 if target is not None and average >= target:
                     end_program(self._run_dir, "evaluator", f"an evaluation round averaged {average:.1f} >= {target}",
