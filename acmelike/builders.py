@@ -39,6 +39,7 @@ from acmelike import core
 from acmelike.actors import make_policy_actor
 from acmelike.adders.base import Adder
 from acmelike.datasets import DatasetIterator
+from acmelike.learners import LearningParts
 from acmelike.specs import EnvironmentSpec
 from acmelike.types import NestedSpec, PRNGKey, ReplaySample
 
@@ -73,6 +74,23 @@ class OfflineBuilder(abc.ABC, Generic[Networks, Policy]):
     @abc.abstractmethod
     def make_policy(self, *, networks: Networks, environment_spec: EnvironmentSpec, evaluation: bool = False) -> Policy:
         """Returns the policy (an `ActorCore`) actors run; `evaluation` asks for the greedy/evaluation policy."""
+
+    def learning_parts(self, *, networks: Networks, environment_spec: EnvironmentSpec,
+                       random_key: PRNGKey) -> LearningParts:
+        """Returns the agent's learning step as data (`acmelike.learners.LearningParts`): the initial
+        `TrainingState` drawn from `random_key`, the pure `update_step(state, batch) -> (state, metrics, extras)`,
+        the losses that must stay finite, and where the policy's parameters are in the state.
+
+        The learners of the off-policy, on-policy and offline agents are the generic `SGDLearner` on these parts
+        (`LearningParts.make_learner`, called by their `make_learner`), and the fully jitted forms
+        (`acmelike.anakin`) run the same `update_step` inside their own loop. A builder whose `make_learner` builds
+        another kind of learner (independent learners: one per policy) need not give it.
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} gives no learning_parts: its make_learner builds its learner without one. "
+            f"Define learning_parts (see acmelike.builders.OfflineBuilder.learning_parts) to run its update step "
+            f"elsewhere."
+        )
 
     def make_actor(
         self,

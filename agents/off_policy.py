@@ -1,10 +1,10 @@
 """What DQN, SAC, TD3 and D4PG share: n-step transition replay fed at a fixed samples-per-insert ratio, and a builder.
 
-An `OffPolicyBuilder` subclass gives its policy and its learning step (`make_policy`, `learning_parts`); the
-replay table, dataset, adder, actor and the `SGDLearner` around the learning step are built here, once.
+An `OffPolicyBuilder` subclass gives its policy and its learning step (`make_policy`, and `learning_parts` as
+`acmelike.builders.OfflineBuilder` declares it); the replay table, dataset, adder, actor and the `SGDLearner`
+around the learning step are built here, once.
 """
 
-import abc
 import functools
 from typing import Any, Iterator, Mapping
 
@@ -15,7 +15,6 @@ from acmelike.actors.actor_core import ActorCore
 from acmelike.adders.base import Adder
 from acmelike.builders import ActorLearnerBuilder, policy_extras_spec
 from acmelike.config_checks import check_field
-from acmelike.learners import LearningParts
 from acmelike.specs import EnvironmentSpec
 from acmelike.types import ReplaySample
 
@@ -60,10 +59,6 @@ class OffPolicyBuilder(ActorLearnerBuilder[Any, ActorCore]):
 
     def __init__(self, config):
         self.config = config
-
-    @abc.abstractmethod
-    def learning_parts(self, *, networks, environment_spec: EnvironmentSpec, random_key) -> LearningParts:
-        """The initial training state, the pure update step, its losses and where the policy parameters are."""
 
     def _prioritized(self) -> bool:
         return getattr(self.config, "priority_exponent", 0.0) > 0

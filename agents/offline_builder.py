@@ -10,28 +10,23 @@ make_offline_experiment_config` turns the config's `dataset_id`, `batch_size`, `
 `discount` into `OfflineExperimentConfig.dataset_factory`. Evaluation actors are `OfflineBuilder.make_actor`'s.
 """
 
-import abc
 from typing import Iterator
 
 from acmelike import core
 from acmelike.builders import OfflineBuilder
-from acmelike.learners import LearningParts
 from acmelike.specs import EnvironmentSpec
 from acmelike.types import ReplaySample
 
 
 class OfflineAgentBuilder(OfflineBuilder):
     """An `OfflineBuilder` whose learner is the generic SGD learner on `learning_parts`; each batch of the dataset
-    holds `config.num_sgd_steps_per_step` SGD steps. Subclasses give `make_policy`, `learning_parts` and `name`."""
+    holds `config.num_sgd_steps_per_step` SGD steps. Subclasses give `make_policy`, `learning_parts` (as
+    `OfflineBuilder` declares it) and `name`."""
 
     name: str  # e.g. "CQL": names the learner in logs and errors
 
     def __init__(self, config):
         self.config = config
-
-    @abc.abstractmethod
-    def learning_parts(self, *, networks, environment_spec: EnvironmentSpec, random_key) -> LearningParts:
-        """The initial training state, the pure update step, its losses and where the policy parameters are."""
 
     def make_learner(self, *, random_key, networks, dataset: Iterator[ReplaySample], environment_spec: EnvironmentSpec,
                      counter=None, logger=None) -> core.Learner:

@@ -1,18 +1,17 @@
 """What PPO and IMPALA share: sequences of `unroll_length + 1` steps through a Reverb queue, each sampled once.
 
-An `OnPolicyBuilder` subclass gives its policy and its learning step (`make_policy`, `learning_parts`, `name`); the
-queue, the dataset, the CONTINUE sequence adder and the `SGDLearner` are built here, once. Its config needs
-`unroll_length`, `batch_size`, `max_queue_size`, `replay_table_name` and `variable_update_period`.
+An `OnPolicyBuilder` subclass gives its policy and its learning step (`make_policy`, `learning_parts` as
+`acmelike.builders.OfflineBuilder` declares it, and `name`); the queue, the dataset, the CONTINUE sequence adder
+and the `SGDLearner` are built here, once. Its config needs `unroll_length`, `batch_size`, `max_queue_size`,
+`replay_table_name` and `variable_update_period`.
 """
 
-import abc
 from typing import Any, Iterator
 
 from acmelike import core
 from acmelike.actors.actor_core import ActorCore
 from acmelike.adders.base import Adder
 from acmelike.builders import ActorLearnerBuilder, policy_extras_spec
-from acmelike.learners import LearningParts
 from acmelike.specs import EnvironmentSpec
 from acmelike.types import ReplaySample
 
@@ -26,10 +25,6 @@ class OnPolicyBuilder(ActorLearnerBuilder):
 
     def __init__(self, config: Any):
         self.config = config
-
-    @abc.abstractmethod
-    def learning_parts(self, *, networks, environment_spec: EnvironmentSpec, random_key) -> LearningParts:
-        """The initial training state, the pure update step, its losses and where the policy parameters are."""
 
     def make_learner(self, *, random_key, networks, dataset: Iterator[ReplaySample], environment_spec: EnvironmentSpec,
                      replay_client=None, counter=None, logger=None) -> core.Learner:

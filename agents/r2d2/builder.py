@@ -85,6 +85,15 @@ class R2D2Builder(ActorLearnerBuilder[R2D2Networks, ActorCore]):
             epsilons = apex_epsilons(c.num_epsilons, c.epsilon, c.epsilon_alpha)
         return recurrent_epsilon_greedy_core(networks.network, epsilons)
 
+    def learning_parts(self, *, networks: R2D2Networks, environment_spec: EnvironmentSpec,
+                       random_key) -> LearningParts:
+        return LearningParts(
+            state=self.learning.init_training_state(networks, self.config, random_key),
+            update_step=self.learning.make_update_step(networks, self.config),
+            loss_keys=("loss",),
+            policy_params=lambda state: state.params,
+        )
+
     def make_learner(
         self,
         *,
@@ -96,12 +105,7 @@ class R2D2Builder(ActorLearnerBuilder[R2D2Networks, ActorCore]):
         counter=None,
         logger=None,
     ) -> core.Learner:
-        parts = LearningParts(
-            state=self.learning.init_training_state(networks, self.config, random_key),
-            update_step=self.learning.make_update_step(networks, self.config),
-            loss_keys=("loss",),
-            policy_params=lambda state: state.params,
-        )
+        parts = self.learning_parts(networks=networks, environment_spec=environment_spec, random_key=random_key)
         write = functools.partial(write_priorities, replay_client, self.config.replay_table_name)
         return parts.make_learner(dataset, name=self.learner_name, counter=counter, logger=logger,
                                   after_update=write if replay_client is not None else None)
