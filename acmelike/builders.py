@@ -32,6 +32,7 @@ Tables and adders receive the policy, so what they store beside each action is d
 """
 
 import abc
+import copy
 import dataclasses
 from typing import Any, Callable, Generic, Iterator, Mapping, Optional, TypeVar
 
@@ -136,6 +137,20 @@ class ActorLearnerBuilder(OfflineBuilder[Networks, Policy]):
     @abc.abstractmethod
     def make_adder(self, *, replay_client: Any, environment_spec: EnvironmentSpec, policy: Policy) -> Adder:
         """Returns the adder an actor running `policy` writes its experience with."""
+
+    @property
+    def batch_size(self) -> int:
+        """Items (transitions, sequences) in one learner batch: `config.batch_size`. Batched acting (`--num-envs`
+        B) reads it, to sample ceil(batch_size / B) groups of B items instead (`with_batch_size`); override both
+        where the config names its batch otherwise."""
+        return self.config.batch_size
+
+    def with_batch_size(self, batch_size: int) -> "ActorLearnerBuilder[Networks, Policy]":
+        """This builder with learner batches of `batch_size` items: a copy whose config has `batch_size`
+        replaced."""
+        builder = copy.copy(self)
+        builder.config = dataclasses.replace(self.config, batch_size=batch_size)
+        return builder
 
     @abc.abstractmethod
     def make_learner(

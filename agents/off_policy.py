@@ -49,9 +49,9 @@ def write_priorities(replay_client, table: str, batch: ReplaySample, extras: Map
 class OffPolicyBuilder(ActorLearnerBuilder[Any, ActorCore]):
     """A transition-replay builder; subclasses define `make_policy`, `learning_parts` and `name`.
 
-    Replay is prioritized when the config has `priority_exponent > 0` (the learner then writes `extras
-    ["priorities"]` back), uniform otherwise. One learner step samples `batch_size * num_sgd_steps_per_step`
-    items and makes `num_sgd_steps_per_step` SGD steps; the rate limiter holds sampled/inserted items near
+    Replay is prioritized when `priority_exponent` > 0 (the learner then writes `extras["priorities"]` back),
+    uniform otherwise. One learner step samples `batch_size * num_sgd_steps_per_step` items and makes
+    `num_sgd_steps_per_step` SGD steps; the rate limiter holds sampled/inserted items near
     `samples_per_insert` (e.g. batch 256 at 256 samples per insert: one SGD step per environment step).
     """
 
@@ -60,8 +60,14 @@ class OffPolicyBuilder(ActorLearnerBuilder[Any, ActorCore]):
     def __init__(self, config):
         self.config = config
 
+    @property
+    def priority_exponent(self) -> float:
+        """Prioritized replay's exponent (alpha): items are sampled in proportion to priority ** alpha; 0 (here):
+        uniform replay. An agent whose config has a `priority_exponent` field (DQN, D4PG) returns it."""
+        return 0.0
+
     def _prioritized(self) -> bool:
-        return getattr(self.config, "priority_exponent", 0.0) > 0
+        return self.priority_exponent > 0
 
     def make_replay_tables(self, *, environment_spec: EnvironmentSpec, policy: ActorCore) -> list:
         from acmelike import replay
@@ -79,7 +85,7 @@ class OffPolicyBuilder(ActorLearnerBuilder[Any, ActorCore]):
         signature = NStepTransitionAdder.signature(environment_spec, policy_extras_spec(policy))
         if self._prioritized():
             return [replay.prioritized_table(name=c.replay_table_name, max_size=c.max_replay_size,
-                                             priority_exponent=c.priority_exponent, rate_limiter=limiter,
+                                             priority_exponent=self.priority_exponent, rate_limiter=limiter,
                                              signature=signature)]
         return [replay.uniform_table(name=c.replay_table_name, max_size=c.max_replay_size, rate_limiter=limiter,
                                      signature=signature)]

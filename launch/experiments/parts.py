@@ -25,8 +25,6 @@ groups (`batched_tables`) and `dataset` serves the learner single items again (`
 acts in one environment. Either way the actor is the builder's, acting as a batch (of one, for one environment).
 """
 
-import copy
-import dataclasses
 import math
 from typing import Any, Optional, Union
 
@@ -67,9 +65,7 @@ def read_environment_spec(config: Union[ExperimentConfig, OfflineExperimentConfi
     try:
         return make_environment_spec(environment)
     finally:
-        close = getattr(environment, "close", None)
-        if close is not None:
-            close()
+        environment.close()  # a dm_env.Environment's, a no-op unless the environment holds resources
 
 
 class AgentParts:
@@ -126,22 +122,15 @@ class AgentParts:
         return batched_tables(tables, self.config.num_envs)
 
     def dataset(self, replay_client: Any):
-        """The learner's dataset iterator: the builder's; batched, it samples groups of B items (the builder's
-        config with `batch_size` ceil(batch_size / B)) served as the builder's batches of single items."""
+        """The learner's dataset iterator: the builder's; batched, it samples groups of B items (the builder
+        `with_batch_size` ceil(batch_size / B)) served as the builder's batches of single items."""
         builder, num_envs = self.builder, self.config.num_envs
         if not self.batched:
             return builder.make_dataset_iterator(replay_client=replay_client)
 
-        batch_size = getattr(builder.config, "batch_size", None)
-        if batch_size is None:
-            raise ValueError(
-                f"--num-envs {num_envs} needs the agent's config to name its learner batch in a `batch_size` field; "
-                f"{type(builder.config).__name__} has none."
-            )
+        batch_size = builder.batch_size
         groups = math.ceil(batch_size / num_envs)
-        group_builder = copy.copy(builder)  # the same builder, asking for groups of B items per batch
-        group_builder.config = dataclasses.replace(builder.config, batch_size=groups)
-        dataset = group_builder.make_dataset_iterator(replay_client=replay_client)
+        dataset = builder.with_batch_size(groups).make_dataset_iterator(replay_client=replay_client)
         # One next() may hold several learner batches (e.g. DQN's batch_size x num_sgd_steps_per_step).
         per_next = sum(dataset.samples_per_next.values())
         if per_next % groups:

@@ -78,3 +78,29 @@ def test_a_policy_with_a_new_extras_field_gets_it_in_the_table_signature():
             networks=make_networks(spec, DQNConfig()), environment_spec=spec)
     )
     assert not plain.signature.extras  # DQN's own epsilon-greedy policy stores no extras
+
+
+def test_builders_declare_what_runners_read_instead_of_runners_guessing():
+    """`learning_parts` is declared once, by `OfflineBuilder`: every registered agent's builder gives it but the
+    independent learners' (one learner per policy), whose call says so; an online builder declares its learner
+    `batch_size` (batched acting asks `with_batch_size` for groups), an off-policy one its `priority_exponent`."""
+    from acmelike.builders import ActorLearnerBuilder, OfflineBuilder
+    from agents.off_policy import OffPolicyBuilder
+    from launch.registry import AGENTS, agent_definition
+
+    for name in AGENTS:
+        definition = agent_definition(name)
+        config = definition.config_class()
+        builder = definition.make_builder(config)
+        if name.startswith("independent_"):
+            assert type(builder).learning_parts is OfflineBuilder.learning_parts, name
+            with pytest.raises(NotImplementedError, match="DecentralisedBuilder gives no learning_parts"):
+                builder.learning_parts(networks=None, environment_spec=None, random_key=None)
+        else:
+            assert type(builder).learning_parts is not OfflineBuilder.learning_parts, name
+        if isinstance(builder, ActorLearnerBuilder):
+            larger = builder.with_batch_size(2 * config.batch_size)
+            assert builder.batch_size == config.batch_size and larger.batch_size == 2 * config.batch_size, name
+            assert type(larger) is type(builder) and builder.config == config, name
+        if isinstance(builder, OffPolicyBuilder):
+            assert builder.priority_exponent == getattr(config, "priority_exponent", 0.0), name
