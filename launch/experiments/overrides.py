@@ -6,8 +6,9 @@ Values are parsed to each field's annotated type (int, float, bool, str, tuples 
 the config's own `__post_init__` checks validate them. Every error is a ValueError that names the field and what is
 allowed, so a command line can show it as a parser message.
 
-Each field's meaning is one line of the config class's docstring (`Attributes:`, Google style); `format_config_fields`
-lists them with types and defaults (`python -m launch --agent dqn --list-config`).
+Each field's meaning is one line of an `Attributes:` section (Google style) in the docstring of the config class or of
+a part it inherits (`agents.config_parts`); `format_config_fields` lists them with types and defaults
+(`python -m launch --agent dqn --list-config`).
 """
 
 import dataclasses
@@ -84,9 +85,18 @@ _ATTRIBUTE = re.compile(r"^(\w+)\s*(?:\([^)]*\))?:\s*(.*)$")  # "name: doc" or "
 
 
 def docstring_attributes(config_class: type) -> Dict[str, str]:
-    """The `Attributes:` section of `config_class`'s docstring: field name -> its documentation (continuation lines
-    joined). Empty if the docstring has no such section."""
-    lines = inspect.cleandoc(config_class.__doc__ or "").splitlines()
+    """Field name -> its documentation (continuation lines joined), from the `Attributes:` sections of the
+    docstrings of `config_class` and of the classes it inherits from (the config parts of `agents.config_parts`).
+    Where several document a field, the one nearest `config_class` in its method resolution order wins."""
+    docs: Dict[str, str] = {}
+    for cls in reversed(config_class.__mro__):
+        docs.update(_own_attributes(vars(cls).get("__doc__")))
+    return docs
+
+
+def _own_attributes(docstring: Optional[str]) -> Dict[str, str]:
+    """The `Attributes:` section of one docstring; empty if it has none."""
+    lines = inspect.cleandoc(docstring or "").splitlines()
     try:
         start = next(i for i, line in enumerate(lines) if line.strip() == "Attributes:") + 1
     except StopIteration:
@@ -110,6 +120,17 @@ def docstring_attributes(config_class: type) -> Dict[str, str]:
     return docs
 
 
+def _fields_by_part(config_class: type) -> List[dataclasses.Field]:
+    """`config_class`'s fields, its own first, then each inherited part's, in method resolution order.
+
+    A field belongs to the most basic class that declares it: a part's field that the agent re-declares (to give it
+    its own default) stays with its part. `dataclasses.fields` would list the last part's fields first."""
+    mro = config_class.__mro__
+    owner = {field.name: max(i for i, cls in enumerate(mro) if field.name in inspect.get_annotations(cls))
+             for field in dataclasses.fields(config_class)}
+    return sorted(dataclasses.fields(config_class), key=lambda field: owner[field.name])
+
+
 def _type_text(annotation: Any) -> str:
     if isinstance(annotation, str):
         return annotation
@@ -119,15 +140,16 @@ def _type_text(annotation: Any) -> str:
 
 
 def config_field_docs(config_class: type) -> List[Tuple[str, str, Any, str]]:
-    """(name, type text, default, doc) for every field of the config dataclass `config_class`, in field order.
+    """(name, type text, default, doc) for every field of the config dataclass `config_class`: the class's own
+    fields first, then each part's (`_fields_by_part`).
 
-    The doc is the field's line in the class docstring's `Attributes:` section ("" if it has none; a test requires
-    one for every registered agent's config). A field without a default has `dataclasses.MISSING` as its default.
+    The doc is the field's line in an `Attributes:` section (`docstring_attributes`; "" if it has none; a test
+    requires one for every registered agent's config). A field without a default has `dataclasses.MISSING` as its default.
     """
     docs = docstring_attributes(config_class)
     hints = typing.get_type_hints(config_class)
     rows = []
-    for field in dataclasses.fields(config_class):
+    for field in _fields_by_part(config_class):
         if field.default is not dataclasses.MISSING:
             default = field.default
         elif field.default_factory is not dataclasses.MISSING:

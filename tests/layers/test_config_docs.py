@@ -69,3 +69,36 @@ def test_a_field_added_without_a_doc_line_is_caught():
     assert rows["hidden_sizes"] == ("Tuple[int, ...]", (64, 64), "layer sizes, continued on a second line.")
     assert rows["target_entropy"] == ("Optional[float]", None, "")  # undocumented: the registry test fails on it
     assert set(docstring_attributes(Config)) - set(rows) == {"removed_field"}
+
+
+def test_lines_are_merged_along_the_parts_the_config_inherits_and_its_own_win():
+    @dataclasses.dataclass(frozen=True)
+    class Part:
+        """A part.
+
+        Attributes:
+          batch_size: the part's line.
+          discount: the part's line, which the config replaces.
+        """
+
+        batch_size: int = 256
+        discount: float = 0.99
+
+    @dataclasses.dataclass(frozen=True)
+    class Config(Part):
+        """A config made of a part.
+
+        Attributes:
+          discount: the config's own line.
+          learning_rate: Adam's step size.
+        """
+
+        batch_size: int = 64  # the part's field with the config's default
+        learning_rate: float = 1e-3
+
+    assert docstring_attributes(Config) == {
+        "batch_size": "the part's line.", "discount": "the config's own line.", "learning_rate": "Adam's step size."}
+    # The config's own fields first; a part's field the config re-declares stays with its part.
+    rows = [(name, default, doc) for name, _, default, doc in config_field_docs(Config)]
+    assert rows == [("learning_rate", 1e-3, "Adam's step size."), ("batch_size", 64, "the part's line."),
+                    ("discount", 0.99, "the config's own line.")]
