@@ -2,52 +2,42 @@
 
 import dataclasses
 import functools
-from typing import Tuple
 
 from acmelike.config_checks import check_field
-from acmelike.networks.torsos import TORSO_NAMES
+from agents.config_parts import SGDBatches, TorsoNetwork
 
 
 @dataclasses.dataclass(frozen=True)
-class CQLConfig:
+class CQLConfig(SGDBatches, TorsoNetwork):
     """Discrete CQL's hyperparameters; every field can be set with `--config field=value`.
+
+    The Q-network is DQN's: the torso followed by a linear layer (or a dueling head) to the Q-values.
 
     Attributes:
       dataset_id: the local Minari dataset to learn from (set by `--dataset`).
       cql_alpha: weight of the conservative penalty logsumexp_a Q(s, a) - Q(s, a_data); 0 gives offline double DQN.
       learning_rate: Adam's step size (after clipping gradients to `max_gradient_norm`); > 0.
       discount: gamma per environment step, in [0, 1]; folded into the dataset's one-step discounts.
-      batch_size: transitions per SGD step.
-      num_sgd_steps_per_step: SGD steps fused into one learner step (`lax.scan`), each on its own batch.
       target_update_period: SGD steps between copies of the online Q-network's parameters into the target network.
       huber_loss_parameter: the Huber loss's threshold on TD errors (quadratic below, linear above); 0: squared loss.
       max_gradient_norm: global norm the gradients are clipped to before Adam.
-      torso: the Q-network's torso (DQN's network), one of TORSO_NAMES: "mlp" on flat observations, a conv torso
-        on images.
-      hidden_sizes: the MLP torso's hidden layer sizes (unused by conv torsos).
       dueling: a dueling head (DQN's: a state value plus mean-centred advantages) instead of one linear layer.
     """
 
+    batch_size: int = 64
     dataset_id: str = ""
     cql_alpha: float = 1.0
     learning_rate: float = 1e-3
     discount: float = 0.99
-    batch_size: int = 64
-    num_sgd_steps_per_step: int = 8
     target_update_period: int = 100
     huber_loss_parameter: float = 1.0
     max_gradient_norm: float = 10.0
-    torso: str = "mlp"
-    hidden_sizes: Tuple[int, ...] = (64, 64)
     dueling: bool = False
 
     def __post_init__(self):
+        super().__post_init__()
         check = functools.partial(check_field, self)
         check("cql_alpha", self.cql_alpha >= 0, ">= 0")
         check("learning_rate", self.learning_rate > 0, "> 0")
         check("discount", 0 <= self.discount <= 1, "in [0, 1]")
-        check("batch_size", self.batch_size >= 1, ">= 1")
-        check("num_sgd_steps_per_step", self.num_sgd_steps_per_step >= 1, ">= 1")
         check("target_update_period", self.target_update_period >= 1, ">= 1")
-        check("torso", self.torso in TORSO_NAMES, f"one of {TORSO_NAMES}")
-        check("hidden_sizes", all(h >= 1 for h in self.hidden_sizes), "positive layer sizes")

@@ -5,19 +5,20 @@
 
 import dataclasses
 import functools
-from typing import Optional, Tuple
+from typing import Tuple
 
 from acmelike.actors import squashed_gaussian_core
 from acmelike.builders import AgentDefinition
 from acmelike.config_checks import check_field
 from acmelike.learners import LearningParts
+from agents.config_parts import ActorCriticLearning, EntropyTemperature, SGDBatches
 from agents.cql import continuous_learning as learning
 from agents.offline_builder import OfflineAgentBuilder
 from agents.sac.networks import make_networks
 
 
 @dataclasses.dataclass(frozen=True)
-class ContinuousCQLConfig:
+class ContinuousCQLConfig(ActorCriticLearning, EntropyTemperature, SGDBatches):
     """SAC's hyperparameters (agents.sac.config) for learning offline, plus the conservative penalty's.
 
     Measured on Pendulum-v1 from 10 expert (-150) plus 40 random (-1228) episodes, seed 0: evaluation averages of
@@ -29,45 +30,29 @@ class ContinuousCQLConfig:
       dataset_id: the local Minari dataset to learn from (set by `--dataset`).
       cql_alpha: weight of the conservative penalty on the critics' loss; 0 gives offline SAC.
       num_sampled_actions: uniform actions, and as many policy actions, per state that estimate the log-sum-exp.
-      policy_learning_rate: Adam's step size for the policy; > 0.
-      critic_learning_rate: Adam's step size for the twin critics; > 0.
       temperature_learning_rate: Adam's step size for log alpha, the entropy temperature's logarithm; > 0.
       discount: gamma per environment step, in [0, 1]; folded into the dataset's one-step discounts.
-      batch_size: transitions per SGD step.
-      num_sgd_steps_per_step: SGD steps fused into one learner step (`lax.scan`), each on its own batch.
-      tau: Polyak averaging rate of the target critics per SGD step, in (0, 1].
-      initial_temperature: the entropy temperature alpha before learning (learned as log alpha); > 0.
-      target_entropy: the policy entropy (nats) alpha is tuned toward; None: -(number of action dimensions).
       policy_hidden_sizes: hidden layer sizes of the tanh-squashed Gaussian policy's MLP.
       critic_hidden_sizes: hidden layer sizes of each of the two critics' MLPs.
     """
 
+    batch_size: int = 128
+    num_sgd_steps_per_step: int = 4
     dataset_id: str = ""
     cql_alpha: float = 5.0
     num_sampled_actions: int = 10
-    policy_learning_rate: float = 1e-3
-    critic_learning_rate: float = 1e-3
     temperature_learning_rate: float = 1e-3
     discount: float = 0.99
-    batch_size: int = 128
-    num_sgd_steps_per_step: int = 4
-    tau: float = 0.005
-    initial_temperature: float = 1.0
-    target_entropy: Optional[float] = None
     policy_hidden_sizes: Tuple[int, ...] = (64, 64)
     critic_hidden_sizes: Tuple[int, ...] = (64, 64)
 
     def __post_init__(self):
+        super().__post_init__()
         check = functools.partial(check_field, self)
         check("cql_alpha", self.cql_alpha >= 0, ">= 0")
         check("num_sampled_actions", self.num_sampled_actions >= 1, ">= 1")
-        for name in ("policy_learning_rate", "critic_learning_rate", "temperature_learning_rate",
-                     "initial_temperature"):
-            check(name, getattr(self, name) > 0, "> 0")
+        check("temperature_learning_rate", self.temperature_learning_rate > 0, "> 0")
         check("discount", 0 <= self.discount <= 1, "in [0, 1]")
-        check("tau", 0 < self.tau <= 1, "in (0, 1]")
-        check("batch_size", self.batch_size >= 1, ">= 1")
-        check("num_sgd_steps_per_step", self.num_sgd_steps_per_step >= 1, ">= 1")
         for name in ("policy_hidden_sizes", "critic_hidden_sizes"):
             check(name, all(h >= 1 for h in getattr(self, name)), "positive layer sizes")
 

@@ -5,11 +5,11 @@ import functools
 from typing import Tuple
 
 from acmelike.config_checks import check_field
-from acmelike.networks.torsos import TORSO_NAMES
+from agents.config_parts import Optimizer, SequenceQueue, TorsoNetwork, VariableUpdates
 
 
 @dataclasses.dataclass(frozen=True)
-class IMPALAConfig:
+class IMPALAConfig(SequenceQueue, Optimizer, TorsoNetwork, VariableUpdates):
     """IMPALA's hyperparameters; every field can be set with `--config field=value`.
 
     The learning rate is annealed linearly to 0 over `learning_rate_decay_steps` learner steps, as in the IMPALA
@@ -20,13 +20,11 @@ class IMPALAConfig:
     (5 seeds, 300k steps, this update fully jitted over 4 environments): with discount 0.99, lambda 1, gradients
     clipped at 40 and a constant rate, 2-3 seeds in 5 reached 400 and most fell back; with 0.98, 0.9, a 0.5 clip
     (bounding each update, as PPO's clip does) and the anneal, all 5 reached 400 (70k-147k steps) and ended at
-    461-500.
+    461-500. The network is the torso, then an LSTM, then the policy logits and the value.
 
     Attributes:
-      unroll_length: environment steps per sequence; each item holds `unroll_length + 1` (the last only bootstraps).
       batch_size: sequences per learner step (one SGD step).
       max_queue_size: sequences the queue holds (>= batch_size); the main policy lag when actors outpace the learner.
-      replay_table_name: name of the Reverb queue the adder writes to and the learner reads from.
       learning_rate: Adam's initial step size (after clipping gradients to `max_gradient_norm`); > 0.
       learning_rate_decay_steps: learner steps over which the rate falls linearly to 0; 0 keeps it constant.
       adam_momentum_decay: Adam's b1, in [0, 1); 0 turns momentum off (for distributed programs, see above).
@@ -42,12 +40,7 @@ class IMPALAConfig:
         from 0 (-1 a step on Acrobot-v1: about -100 at gamma 0.99) every advantage is negative until the value gets
         there, and negative advantages push the policy back towards uniform. Acrobot-v1, seed 0, 100k steps: -498.8
         at 1 (the entropy stays near uniform's), -81.7 at 0.1.
-      max_gradient_norm: global norm the gradients are clipped to before Adam; > 0.
-      torso: the network's torso, one of TORSO_NAMES ("mlp", "nature_dqn", "impala_resnet",
-        "minatar_conv"; conv torsos take images).
-      hidden_sizes: the MLP torso's hidden layer sizes (unused by the conv torsos).
       lstm_size: units of the LSTM between the torso and the policy and value heads.
-      variable_update_period: actor steps between fetches of the learner's parameters.
     """
 
     # Data.
@@ -67,20 +60,13 @@ class IMPALAConfig:
     baseline_cost: float = 0.25
     entropy_cost: float = 0.01
     reward_scale: float = 1.0
-    max_gradient_norm: float = 0.5
     # Network: torso -> LSTM -> policy logits and value.
-    torso: str = "mlp"
     hidden_sizes: Tuple[int, ...] = (128,)
     lstm_size: int = 128
-    # Acting.
-    variable_update_period: int = 1
 
     def __post_init__(self):
+        super().__post_init__()
         check = functools.partial(check_field, self)
-        check("unroll_length", self.unroll_length >= 1, ">= 1")
-        check("batch_size", self.batch_size >= 1, ">= 1")
-        check("max_queue_size", self.max_queue_size >= self.batch_size, ">= batch_size")
-        check("learning_rate", self.learning_rate > 0, "> 0")
         check("learning_rate_decay_steps", self.learning_rate_decay_steps >= 0, ">= 0 (0: constant)")
         check("adam_momentum_decay", 0 <= self.adam_momentum_decay < 1, "in [0, 1)")
         check("adam_variance_decay", 0 <= self.adam_variance_decay < 1, "in [0, 1)")
@@ -91,8 +77,4 @@ class IMPALAConfig:
         check("baseline_cost", self.baseline_cost >= 0, ">= 0")
         check("entropy_cost", self.entropy_cost >= 0, ">= 0")
         check("reward_scale", self.reward_scale > 0, "> 0")
-        check("max_gradient_norm", self.max_gradient_norm > 0, "> 0")
-        check("torso", self.torso in TORSO_NAMES, f"one of {TORSO_NAMES}")
-        check("hidden_sizes", all(h >= 1 for h in self.hidden_sizes), "positive layer sizes")
         check("lstm_size", self.lstm_size >= 1, ">= 1")
-        check("variable_update_period", self.variable_update_period >= 1, ">= 1")

@@ -7,13 +7,6 @@ from agents.dqn.config import DQNConfig
 from agents.multiagent import mapping_problem
 from agents.ppo.config import PPOConfig
 
-# One line of an `Attributes:` section, at the indentation of the single-agent configs' docstrings.
-_POLICY_MAPPING_DOC = (
-    "\n      policy_mapping: \"agent_id:policy,...\"; agents mapped to the same policy share one learner, replay "
-    "table and parameters. Agents not named learn alone (their policy is their id); \"\" (default): every agent "
-    "learns alone.\n"
-)
-
 
 def independent_config_class(single_config_class: type) -> type:
     """`Independent<Name>`: `single_config_class`'s fields (each policy's learner config, each policy's tables
@@ -22,6 +15,14 @@ def independent_config_class(single_config_class: type) -> type:
 
     @dataclasses.dataclass(frozen=True)
     class IndependentConfig(single_config_class):
+        """Independent learners' hyperparameters: the single-agent config's, plus which agents share a learner.
+
+        Attributes:
+          policy_mapping: "agent_id:policy,..."; agents mapped to the same policy share one learner, replay table and
+            parameters. Agents not named learn alone (their policy is their id); "" (default): every agent learns
+            alone.
+        """
+
         policy_mapping: str = ""
 
         def __post_init__(self):
@@ -31,7 +32,6 @@ def independent_config_class(single_config_class: type) -> type:
 
     IndependentConfig.__name__ = IndependentConfig.__qualname__ = f"Independent{single_config_class.__name__}"
     IndependentConfig.__module__ = __name__
-    IndependentConfig.__doc__ = single_config_class.__doc__.rstrip() + _POLICY_MAPPING_DOC
     return IndependentConfig
 
 

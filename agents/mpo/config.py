@@ -6,29 +6,24 @@ import functools
 from typing import Tuple
 
 from acmelike.config_checks import check_field
-from agents.off_policy import check_off_policy_fields
+from agents.config_parts import OffPolicyActorCritic
 
 CRITIC_TYPES = ("scalar", "categorical")
 
 
 @dataclasses.dataclass(frozen=True)
-class MPOConfig:
+class MPOConfig(OffPolicyActorCritic):
     """MPO's hyperparameters; every field can be set with `--config field=value`.
 
     Dual parameters are unconstrained: a dual variable is softplus(parameter) (`acmelike.losses.dual_value`), so
     an initial log value of 10 is a temperature or multiplier of about 10. KL bounds are in nats per state (per
     action dimension for the M-step's, when `per_dimension_constraints`). Actions are in the unit box [-1, 1]^A.
+    The replay, batch and network fields are `agents.config_parts.OffPolicyActorCritic`'s; replay is uniform.
 
     Attributes:
       policy_learning_rate: Adam's step size for the Gaussian policy; > 0.
-      critic_learning_rate: Adam's step size for the critic; > 0.
       dual_learning_rate: Adam's step size for the temperature and the two KL multipliers; > 0.
       max_gradient_norm: the policy's and the critic's gradients are clipped to this global norm; > 0.
-      discount: gamma per environment step, in [0, 1]; folded into each transition's n-step discount.
-      n_step: rewards summed into each transition before it bootstraps from the target critic (>= 1).
-      batch_size: transitions per SGD step.
-      num_sgd_steps_per_step: SGD steps fused into one learner step (`lax.scan`), each on its own batch.
-      tau: Polyak averaging rate of the target policy and target critic per SGD step, in (0, 1].
       num_samples: actions sampled from the target policy per state, for the E-step and the critic's target (>= 2).
       epsilon: bound on KL(non-parametric policy || target policy), the E-step's constraint; > 0.
       epsilon_mean: bound on the KL the policy's mean may move from the target policy's; > 0.
@@ -39,8 +34,6 @@ class MPOConfig:
       per_dimension_constraints: one mean and one stddev KL constraint per action dimension; false: one each overall.
       init_stddev: the policy's standard deviation, in the unit box, for a zero pre-activation; > 0.
       min_stddev: the smallest standard deviation the policy can output; > 0.
-      policy_hidden_sizes: hidden layer sizes of the Gaussian policy's MLP.
-      critic_hidden_sizes: hidden layer sizes of the critic's MLP.
       critic_type: "scalar" (MPO: the critic regresses onto a value) or "categorical" (DMPO: the critic is a
         distribution over `num_atoms` returns evenly spaced in [v_min, v_max], trained by cross-entropy to the
         projected mixture of the target critic's distributions at the sampled next actions; the E-step and the
@@ -48,26 +41,10 @@ class MPOConfig:
       num_atoms: atoms of the categorical critic (>= 2; unused by the scalar critic).
       v_min: the categorical critic's lowest atom. Returns below it count as v_min.
       v_max: the categorical critic's highest atom (> v_min).
-      min_replay_size: transitions the replay table holds before the learner samples from it.
-      max_replay_size: transitions the replay table holds; beyond it the oldest are removed (>= min_replay_size).
-      samples_per_insert: sampled transitions per inserted one; equal to batch_size: one SGD step per environment step.
-      samples_per_insert_tolerance_rate: rate limiter slack, in units of min_replay_size * samples_per_insert samples.
-      replay_table_name: name of the Reverb table (uniform replay) the adder writes to and the learner samples from.
-      random_warmup_steps: actions drawn uniformly from the action bounds before the policy acts, counted per actor
-        (Fujimoto et al.'s start_timesteps; SB3 and Tianshou warm up this way); 0: the policy acts from the start.
-      variable_update_period: actor steps between fetches of the learner's parameters.
     """
 
-    # Learning.
-    policy_learning_rate: float = 1e-3
-    critic_learning_rate: float = 1e-3
     dual_learning_rate: float = 1e-2
     max_gradient_norm: float = 40.0
-    discount: float = 0.99
-    n_step: int = 1
-    batch_size: int = 256
-    num_sgd_steps_per_step: int = 8
-    tau: float = 0.005
     num_samples: int = 20
     epsilon: float = 0.1
     epsilon_mean: float = 0.01
@@ -85,21 +62,12 @@ class MPOConfig:
     num_atoms: int = 51
     v_min: float = -1000.0
     v_max: float = 0.0
-    # Replay.
-    min_replay_size: int = 1_000
-    max_replay_size: int = 1_000_000
-    samples_per_insert: float = 256.0
-    samples_per_insert_tolerance_rate: float = 0.1
-    replay_table_name: str = "replay"
-    # Acting.
-    random_warmup_steps: int = 0
-    variable_update_period: int = 1
 
     def __post_init__(self):
+        super().__post_init__()
         check = functools.partial(check_field, self)
-        check_off_policy_fields(self)
-        for name in ("policy_learning_rate", "critic_learning_rate", "dual_learning_rate", "max_gradient_norm",
-                     "epsilon", "epsilon_mean", "epsilon_stddev", "init_stddev", "min_stddev"):
+        for name in ("dual_learning_rate", "max_gradient_norm", "epsilon", "epsilon_mean", "epsilon_stddev",
+                     "init_stddev", "min_stddev"):
             check(name, getattr(self, name) > 0, "> 0")
         check("num_samples", self.num_samples >= 2, ">= 2")
         check("critic_type", self.critic_type in CRITIC_TYPES, f"one of {', '.join(CRITIC_TYPES)}")

@@ -5,13 +5,14 @@ import functools
 from typing import Tuple
 
 from acmelike.config_checks import check_field
+from agents.config_parts import Optimizer, PrioritizedReplay, VariableUpdates
 
 BOOTSTRAPS = ("target_network", "search")
 SEARCHES = ("gumbel", "puct")
 
 
 @dataclasses.dataclass(frozen=True)
-class MuZeroConfig:
+class MuZeroConfig(Optimizer, PrioritizedReplay, VariableUpdates):
     """MuZero's hyperparameters; every field can be set with `--config field=value`.
 
     Replay holds sequences of `num_unroll_steps + n_step + 1` steps, a new one every `sequence_period` steps. The
@@ -50,7 +51,6 @@ class MuZeroConfig:
       target_update_period: SGD steps between copies of the parameters into the target network.
       learning_rate: AdamW's step size (after clipping gradients to `max_gradient_norm`); > 0.
       weight_decay: AdamW's decoupled weight decay on all parameters (the paper's L2 regularisation); >= 0.
-      max_gradient_norm: global norm the gradients are clipped to before AdamW; > 0.
       batch_size: sequences per SGD step.
       value_loss_weight: weight of the value loss beside the policy and reward losses; > 0.
       embedding_size: size of the model's hidden state (min-max normalised to [0, 1], as in the paper).
@@ -60,13 +60,6 @@ class MuZeroConfig:
       rescaling_epsilon: eps of h(x) = sign(x)(sqrt(|x| + 1) - 1) + eps x; >= 0.
       sequence_period: steps between the starts of consecutive sequences an actor writes.
       priority_exponent: prioritized replay's alpha (sampled in proportion to |value error| ** alpha); 0: uniform.
-      importance_sampling_exponent: beta of the weights (1 / P) ** beta correcting prioritized sampling; in [0, 1].
-      min_replay_size: sequences the replay table holds before the learner samples from it.
-      max_replay_size: sequences the replay table holds; beyond it the oldest are removed (>= min_replay_size).
-      samples_per_insert: sequences sampled per sequence inserted, held by the rate limiter; > 0.
-      samples_per_insert_tolerance_rate: rate limiter slack, in units of min_replay_size * samples_per_insert samples.
-      replay_table_name: name of the Reverb table the adder writes to and the learner samples from.
-      variable_update_period: actor steps between fetches of the learner's parameters.
     """
 
     # Search.
@@ -86,7 +79,6 @@ class MuZeroConfig:
     value_bootstrap: str = "target_network"
     reanalyse_fraction: float = 0.0
     target_update_period: int = 100
-    learning_rate: float = 1e-3
     weight_decay: float = 1e-4
     max_gradient_norm: float = 5.0
     batch_size: int = 64
@@ -99,24 +91,20 @@ class MuZeroConfig:
     rescaling_epsilon: float = 1e-3
     # Prioritized sequence replay.
     sequence_period: int = 1
-    priority_exponent: float = 0.6
-    importance_sampling_exponent: float = 0.4
     min_replay_size: int = 500
     max_replay_size: int = 100_000
     samples_per_insert: float = 32.0
-    samples_per_insert_tolerance_rate: float = 0.1
     replay_table_name: str = "muzero_sequences"
-    # Acting.
-    variable_update_period: int = 1
 
     @property
     def sequence_length(self) -> int:
         return self.num_unroll_steps + self.n_step + 1
 
     def __post_init__(self):
+        super().__post_init__()
         check = functools.partial(check_field, self)
         for name in ("num_simulations", "num_unroll_steps", "n_step", "target_update_period", "batch_size",
-                     "embedding_size", "sequence_period", "min_replay_size", "variable_update_period"):
+                     "embedding_size", "sequence_period"):
             check(name, getattr(self, name) >= 1, ">= 1")
         check("max_num_considered_actions", self.max_num_considered_actions >= 2, ">= 2")
         check("search", self.search in SEARCHES, f"one of {SEARCHES}")
@@ -126,13 +114,10 @@ class MuZeroConfig:
         check("visit_temperature", self.visit_temperature >= 0, ">= 0")
         check("discount", 0 < self.discount <= 1, "in (0, 1]")
         check("value_bootstrap", self.value_bootstrap in BOOTSTRAPS, f"one of {BOOTSTRAPS}")
-        for name in ("value_scale", "learning_rate", "max_gradient_norm", "value_loss_weight", "max_value",
-                     "samples_per_insert"):
+        for name in ("value_scale", "value_loss_weight", "max_value"):
             check(name, getattr(self, name) > 0, "> 0")
-        for name in ("weight_decay", "rescaling_epsilon", "priority_exponent", "samples_per_insert_tolerance_rate"):
+        for name in ("weight_decay", "rescaling_epsilon"):
             check(name, getattr(self, name) >= 0, ">= 0")
         check("hidden_sizes", all(h >= 1 for h in self.hidden_sizes), "positive layer sizes")
         check("num_bins", self.num_bins >= 3 and self.num_bins % 2 == 1, "odd and >= 3")
         check("reanalyse_fraction", 0 <= self.reanalyse_fraction <= 1, "in [0, 1]")
-        check("importance_sampling_exponent", 0 <= self.importance_sampling_exponent <= 1, "in [0, 1]")
-        check("max_replay_size", self.max_replay_size >= self.min_replay_size, ">= min_replay_size")

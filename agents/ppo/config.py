@@ -12,25 +12,22 @@ import functools
 from typing import Tuple
 
 from acmelike.config_checks import check_field
-from acmelike.networks.torsos import TORSO_NAMES
+from agents.config_parts import Optimizer, SequenceQueue, TorsoNetwork, VariableUpdates
 
 
 @dataclasses.dataclass(frozen=True)
-class PPOConfig:
+class PPOConfig(SequenceQueue, Optimizer, TorsoNetwork, VariableUpdates):
     """PPO's hyperparameters; every field can be set with `--config field=value`.
 
     Attributes:
-      unroll_length: environment steps per sequence; each item holds `unroll_length + 1` (the last only bootstraps).
       batch_size: sequences per learner step (one per environment with --num-envs 8).
       max_queue_size: sequences the queue holds; when full, a single process drops the oldest, distributed actors wait.
-      replay_table_name: name of the Reverb queue the adder writes to and the learner reads from.
       learning_rate: Adam's step size (eps 1e-5, after clipping gradients to `max_gradient_norm`); > 0.
       discount: gamma per environment step, in [0, 1].
       gae_lambda: lambda of generalized advantage estimation, in [0, 1] (0: one-step TD, 1: Monte Carlo).
       clip_epsilon: the probability ratio pi / mu is clipped to [1 - clip_epsilon, 1 + clip_epsilon]; > 0.
       value_cost: weight of the value loss 0.5 (v - R) ** 2 in the total loss; >= 0.
       entropy_cost: weight of the entropy bonus in the total loss; >= 0.
-      max_gradient_norm: global norm the gradients are clipped to before Adam; > 0.
       num_epochs: passes over each learner step's batch, each in freshly shuffled minibatches.
       num_minibatches: minibatches per epoch; must divide batch_size * unroll_length.
       normalize_advantages: rescale each batch's advantages to mean 0 and standard deviation 1 (padding steps excluded).
@@ -38,43 +35,26 @@ class PPOConfig:
         torso ("nature_dqn", "impala_resnet", "minatar_conv") on images [H, W, C] is shared by linear policy and
         value heads, as in PPO's Atari setting.
       hidden_sizes: hidden layer sizes of the policy MLP and of the separate value MLP (tanh; unused by conv torsos).
-      variable_update_period: actor steps between fetches of the learner's parameters.
     """
 
-    # Data.
-    unroll_length: int = 32
-    batch_size: int = 8
-    max_queue_size: int = 64
     replay_table_name: str = "ppo_queue"
-    # Learning.
-    learning_rate: float = 1e-3
     discount: float = 0.98
     gae_lambda: float = 0.8
     clip_epsilon: float = 0.2
     value_cost: float = 0.5
     entropy_cost: float = 0.0
-    max_gradient_norm: float = 0.5
     num_epochs: int = 10
     num_minibatches: int = 4
     normalize_advantages: bool = True
-    torso: str = "mlp"
-    hidden_sizes: Tuple[int, ...] = (64, 64)
-    # Acting.
-    variable_update_period: int = 1
 
     def __post_init__(self):
+        super().__post_init__()
         check = functools.partial(check_field, self)
-
-        check("unroll_length", self.unroll_length >= 1, ">= 1")
-        check("batch_size", self.batch_size >= 1, ">= 1")
-        check("max_queue_size", self.max_queue_size >= self.batch_size, ">= batch_size")
-        check("learning_rate", self.learning_rate > 0, "> 0")
         check("discount", 0 <= self.discount <= 1, "in [0, 1]")
         check("gae_lambda", 0 <= self.gae_lambda <= 1, "in [0, 1]")
         check("clip_epsilon", self.clip_epsilon > 0, "> 0")
         check("value_cost", self.value_cost >= 0, ">= 0")
         check("entropy_cost", self.entropy_cost >= 0, ">= 0")
-        check("max_gradient_norm", self.max_gradient_norm > 0, "> 0")
         check("num_epochs", self.num_epochs >= 1, ">= 1")
         check("num_minibatches", self.num_minibatches >= 1, ">= 1")
         check(
@@ -82,6 +62,3 @@ class PPOConfig:
             (self.batch_size * self.unroll_length) % self.num_minibatches == 0,
             f"a divisor of batch_size * unroll_length = {self.batch_size * self.unroll_length}",
         )
-        check("variable_update_period", self.variable_update_period >= 1, ">= 1")
-        check("torso", self.torso in TORSO_NAMES, f"one of {TORSO_NAMES}")
-        check("hidden_sizes", all(h >= 1 for h in self.hidden_sizes), "positive layer sizes")
