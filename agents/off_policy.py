@@ -14,28 +14,8 @@ from acmelike import core
 from acmelike.actors.actor_core import ActorCore
 from acmelike.adders.base import Adder
 from acmelike.builders import ActorLearnerBuilder, policy_extras_spec
-from acmelike.config_checks import check_field
 from acmelike.specs import EnvironmentSpec
 from acmelike.types import ReplaySample
-
-
-def check_off_policy_fields(config: Any) -> None:
-    """Validates the replay and learning fields every off-policy actor-critic config has."""
-    check = functools.partial(check_field, config)
-    check("discount", 0 <= config.discount <= 1, "in [0, 1]")
-    check("n_step", config.n_step >= 1, ">= 1")
-    check("batch_size", config.batch_size >= 1, ">= 1")
-    check("num_sgd_steps_per_step", config.num_sgd_steps_per_step >= 1, ">= 1")
-    check("min_replay_size", config.min_replay_size >= 1, ">= 1")
-    check("max_replay_size", config.max_replay_size >= config.min_replay_size, ">= min_replay_size")
-    check("samples_per_insert", config.samples_per_insert > 0, "> 0")
-    check("samples_per_insert_tolerance_rate", config.samples_per_insert_tolerance_rate >= 0, ">= 0")
-    check("variable_update_period", config.variable_update_period >= 1, ">= 1")
-    check("random_warmup_steps", config.random_warmup_steps >= 0, ">= 0")
-    check("tau", 0 < config.tau <= 1, "in (0, 1]")
-    for name in ("policy_hidden_sizes", "critic_hidden_sizes"):
-        check(name, len(getattr(config, name)) >= 1 and all(h >= 1 for h in getattr(config, name)),
-              "one or more positive layer sizes")
 
 
 def write_priorities(replay_client, table: str, batch: ReplaySample, extras: Mapping[str, np.ndarray]) -> None:
