@@ -141,10 +141,11 @@ def make_experiment_config(
     definition = resolve_agent(agent)
     _check_online_run(definition, num_envs=num_envs, inference=inference)
     agent_config = make_agent_config(definition, config_overrides, preset=preset, environment=environment)
-    environments = _online_environments(environment, environment_factory, definition)
+    environment_factory, vector_environment_factory, threshold = _online_environments(
+        environment, environment_factory, definition)
     config = ExperimentConfig(
         builder=definition.make_builder(agent_config),
-        environment_factory=environments.factory,
+        environment_factory=environment_factory,
         network_factory=functools.partial(definition.make_networks, config=agent_config),
         max_num_actor_steps=max_num_actor_steps,
         seed=seed,
@@ -153,11 +154,11 @@ def make_experiment_config(
         agent_name=definition.name,
         environment_name=environment,
         progress_period_s=progress_period_s,
-        threshold=target_return if target_return is not None else environments.threshold,
+        threshold=target_return if target_return is not None else threshold,
         return_window=return_window,
         stop_at_average_return=stop_at_average_return,
         num_envs=num_envs,
-        vector_environment_factory=environments.vector_factory,
+        vector_environment_factory=vector_environment_factory,
         inference=inference,
         replay=replay,
         preset=preset,
