@@ -20,19 +20,15 @@ from agents.ppo.config import PPOConfig
 SHARED_POLICY = "shared"  # the policy of every agent `policy_mapping` does not name
 
 _ATTRIBUTES = """
+The fields IPPO uses as PPO does are documented in PPOConfig and its parts.
+
 Attributes:
   unroll_length: environment steps per sequence (all agents' steps together); items hold `unroll_length + 1`.
   batch_size: sequences per learner step; each holds every agent's steps.
-  max_queue_size: sequences the queue holds; when full, a single process drops the oldest, distributed actors wait.
-  replay_table_name: name of the Reverb queue the adder writes to and the learner reads from.
-  learning_rate: Adam's step size (eps 1e-5, after clipping gradients to `max_gradient_norm`); > 0.
-  discount: gamma per environment step, in [0, 1].
   gae_lambda: lambda of generalized advantage estimation, in [0, 1], computed per agent.
-  clip_epsilon: the probability ratio pi / mu is clipped to [1 - clip_epsilon, 1 + clip_epsilon]; > 0.
   value_cost: weight of the value loss 0.5 (v - R) ** 2 in each policy's loss; >= 0.
   entropy_cost: weight of the entropy bonus in each policy's loss; >= 0.
   max_gradient_norm: global norm the gradients (of all policies together) are clipped to before Adam; > 0.
-  num_epochs: passes over each learner step's batch, each in freshly shuffled minibatches.
   num_minibatches: minibatches per epoch (of time steps, each with every agent's step); must divide
     batch_size * unroll_length.
   normalize_advantages: rescale each policy's advantages in a batch to mean 0, standard deviation 1 (steps of
@@ -40,7 +36,6 @@ Attributes:
   torso: "mlp" only: IPPO's and MAPPO's policy and value are MLPs over vector observations (PPO's conv torsos
     are single-agent).
   hidden_sizes: hidden layer sizes of the shared policy MLP and of the separate value MLP (tanh activations).
-  variable_update_period: actor steps between fetches of the learner's parameters.
   agent_id_input: append a one-hot of the agent's index among the agents sharing its policy to what the actor
     and critic see, so shared parameters can still act differently per agent.
   centralised_critic: the critic sees the global state (every agent's observation, concatenated) instead of
