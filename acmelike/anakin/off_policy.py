@@ -13,7 +13,8 @@ The replay is what the agent's replay table is in the other runners, field for f
 - `n_step` and `discount` as the `NStepTransitionAdder` writes them (`n_step_transitions`), episode ends included;
 - `priority_exponent` > 0 (DQN's and D4PG's field of that name): prioritized sampling, P(i) = p_i^alpha /
   sum_j p_j^alpha, new transitions at priority 1.0 (the adder's), each SGD step's `extras["priorities"]` written
-  back before the next SGD step samples; `sample.info.probability` is P(i), so the update's importance weights
+  back before the next SGD step samples (the table keeps p_i^alpha, raised as each is written, so a draw costs no
+  power over the whole table); `sample.info.probability` is P(i), so the update's importance weights
   (`importance_sampling_exponent`) correct it as they correct Reverb's. 0 (D4PG's default; SAC, TD3 and MPO have
   no such field): uniform;
 - `samples_per_insert`: every iteration inserts `num_envs * rows_per_env` transitions and samples
@@ -38,7 +39,8 @@ from acmelike.types import ReplaySample, SampleInfo
 
 class ReplayState(NamedTuple):
     buffer: TrajectoryBufferState
-    priorities: Optional[jax.Array]  # [max_length, num_envs]: the transition starting at each step's; uniform: None
+    # [max_length, num_envs]: the priority ** priority_exponent of the transition starting at each step; uniform: None
+    priorities: Optional[jax.Array]
 
 
 class Sampled(NamedTuple):
@@ -48,23 +50,28 @@ class Sampled(NamedTuple):
     envs: jax.Array  # [batch] int32
 
 
-def sample_in_proportion(key: jax.Array, priorities: jax.Array, held: jax.Array, exponent: float, batch: int):
-    """`batch` items drawn with replacement as Reverb's prioritized table draws them: item i (of `priorities`'
-    entries, flattened; `held` broadcasts to their shape) with probability p_i^alpha / sum_j p_j^alpha over the
-    held items, 0 for priority 0, uniform over the held items if every weight is 0. Returns (flat indices [batch],
-    SampleInfo)."""
-    weights = jnp.where(held & (priorities > 0), priorities ** exponent, 0.0)
+def sample_in_proportion(key: jax.Array, weights: jax.Array, held: jax.Array, batch: int):
+    """`batch` items drawn with replacement as Reverb's prioritized table draws them: item i (of `weights`'
+    entries, flattened; `held` broadcasts to their shape) with probability w_i / sum_j w_j over the held items,
+    where w_i = p_i^alpha, raised once as each priority is written (`raise_priorities`), not over the whole table at
+    every draw; uniform over the held items if every weight is 0. Returns (flat indices [batch], SampleInfo)."""
+    weights = jnp.where(held, weights, 0.0)
     weights = jnp.where(jnp.sum(weights) > 0, weights, held.astype(jnp.float32) * jnp.ones_like(weights))
     cumulative = jnp.cumsum(weights.reshape(-1))
     total = cumulative[-1]
     points = jax.random.uniform(key, (batch,), maxval=total)
-    flat = jnp.minimum(jnp.searchsorted(cumulative, points, side="right"), priorities.size - 1)
+    flat = jnp.minimum(jnp.searchsorted(cumulative, points, side="right"), weights.size - 1)
     info = SampleInfo(
         key=flat.astype(jnp.int32),
         probability=weights.reshape(-1)[flat] / total,
-        table_size=jnp.full((batch,), jnp.sum(jnp.broadcast_to(held, priorities.shape)), jnp.float32),
+        table_size=jnp.full((batch,), jnp.sum(jnp.broadcast_to(held, weights.shape)), jnp.float32),
     )
     return flat, info
+
+
+def raise_priorities(priorities: jax.Array, exponent: float) -> jax.Array:
+    """p^alpha, the sampling weight a prioritized replay keeps for priority p (0 for p <= 0, as Reverb's)."""
+    return jnp.where(priorities > 0, priorities ** exponent, 0.0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,7 +122,7 @@ class TransitionReplay:
             return ReplayState(buffer, None)
         length = jax.tree_util.tree_leaves(records)[0].shape[1]
         times = (state.buffer.write_index + jnp.arange(length)) % self.buffer.max_length
-        return ReplayState(buffer, state.priorities.at[times].set(1.0))
+        return ReplayState(buffer, state.priorities.at[times].set(1.0))  # 1.0 ** alpha
 
     def can_sample(self, state: ReplayState) -> jax.Array:
         return self.buffer.can_sample(state.buffer)
@@ -132,7 +139,7 @@ class TransitionReplay:
         oldest = jnp.where(state.buffer.is_full, state.buffer.write_index, 0)
         age = (jnp.arange(max_length) - oldest) % max_length
         held = (age < self.buffer.size(state.buffer) - n + 1)[:, None]
-        flat, info = sample_in_proportion(key, state.priorities, held, self.priority_exponent, self.batch_size)
+        flat, info = sample_in_proportion(key, state.priorities, held, self.batch_size)
         times, envs = flat // num_envs, flat % num_envs
         steps = (times[:, None] + jnp.arange(n)) % max_length
         records = jax.tree_util.tree_map(lambda stored: stored[steps, envs[:, None]], state.buffer.experience)
@@ -142,7 +149,8 @@ class TransitionReplay:
         """The sampled transitions' new priorities (uniform replay keeps none)."""
         if not self.prioritized:
             return state
-        return state._replace(priorities=state.priorities.at[where.times, where.envs].set(priorities))
+        return state._replace(priorities=state.priorities.at[where.times, where.envs].set(
+            raise_priorities(priorities, self.priority_exponent)))
 
 
 def inserts_per_iteration(config) -> int:

@@ -35,7 +35,7 @@ from acmelike.actors.actor_core import ActorCore
 from acmelike.anakin.actor_params import with_variable_client
 from acmelike.anakin.agent import AnakinAgent, IterationOutputs
 from acmelike.anakin.environment import JaxEnvironment
-from acmelike.anakin.off_policy import learn_or_wait, sample_in_proportion, sgd_steps
+from acmelike.anakin.off_policy import learn_or_wait, raise_priorities, sample_in_proportion, sgd_steps
 from acmelike.anakin.streams import StepStream
 from acmelike.anakin.trajectory_buffer import TrajectoryBuffer, TrajectoryBufferState
 from acmelike.types import ReplaySample
@@ -44,7 +44,7 @@ from acmelike.types import ReplaySample
 class SequenceReplayState(NamedTuple):
     buffer: TrajectoryBufferState
     rows: jax.Array  # int32 []: rows written per environment since the start
-    priorities: Optional[jax.Array]  # [slots, num_envs]: the sequence starting at each slot's; uniform: None
+    priorities: Optional[jax.Array]  # [slots, num_envs]: priority ** priority_exponent of each slot's; uniform: None
 
 
 class Sampled(NamedTuple):
@@ -164,9 +164,8 @@ class SequenceReplay:
         """`batch_size` sequences (Step rows [batch, length]): returns (ReplaySample, Sampled). Call only where
         `can_sample` holds."""
         num_envs = self.buffer.num_envs
-        priorities = state.priorities if self.prioritized else jnp.ones((self.num_slots, num_envs), jnp.float32)
-        flat, info = sample_in_proportion(key, priorities, self.held(state)[:, None],
-                                          self.priority_exponent if self.prioritized else 1.0, self.batch_size)
+        weights = state.priorities if self.prioritized else jnp.ones((self.num_slots, num_envs), jnp.float32)
+        flat, info = sample_in_proportion(key, weights, self.held(state)[:, None], self.batch_size)
         slots, envs = flat // num_envs, flat % num_envs
         times = (slots[:, None] * self.period + jnp.arange(self.length)) % self.buffer.max_length
         rows = jax.tree_util.tree_map(lambda stored: stored[times, envs[:, None]], state.buffer.experience)
@@ -176,7 +175,8 @@ class SequenceReplay:
         """The sampled sequences' new priorities (uniform replay keeps none)."""
         if not self.prioritized:
             return state
-        return state._replace(priorities=state.priorities.at[where.slots, where.envs].set(priorities))
+        return state._replace(priorities=state.priorities.at[where.slots, where.envs].set(
+            raise_priorities(priorities, self.priority_exponent)))
 
 
 def sequence_replay_agent(name: str, environment: JaxEnvironment, config, policy: ActorCore,
