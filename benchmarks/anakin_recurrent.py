@@ -32,6 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
 
 from benchmarks.anakin_off_policy import side_by_side  # noqa: E402
 
@@ -44,24 +45,27 @@ def _where(mask, new, old):
         lambda n, o: jnp.where(jnp.reshape(mask, mask.shape + (1,) * (o.ndim - 1)), n, o), new, old)
 
 
-def bare_loop(iterations: int, rows_per_iteration: int, init_learner, act, learn):
-    """A bare jitted recurrent loop on MemoryChain around one agent's pieces, `NUM_ENVS` environments each writing
-    `rows_per_iteration` Step rows per iteration:
+def bare_loop(iterations: int, rows_per_iteration: int, init_learner, act, learn, environment: str = ENVIRONMENT):
+    """A bare jitted loop of Step rows on gymnax's `environment` (MemoryChain; MuZero's CartPole) around one
+    agent's pieces, `NUM_ENVS` environments each writing `rows_per_iteration` Step rows per iteration:
 
       init_learner(key) -> (learner (its actors' own state included), the LSTM's initial state [E])
       act(learner, obs [E, O], lstm [E], key, real [E]) -> (action [E], next lstm, extras [E] to store, learner)
       learn(learner, rows (Step [E, rows_per_iteration]), next_row (Step [E]), key) -> learner
 
     A row after an episode's last observation is padding (no action, zero reward, discount and extras); the row
-    after it starts the next episode from a reset, with the LSTM state at its initial value. Returns
+    after it starts the next episode from a reset, with the LSTM state at its initial value. A termination's
+    discount is 0, a time limit's 1. Returns
     train(key) -> episode_return [iterations, rows_per_iteration, E], NaN unless an episode ended there."""
     import gymnax
 
     from acmelike.types import Step
 
-    env, params = gymnax.make(ENVIRONMENT)
+    env, params = gymnax.make(environment)
+    unlimited = params.replace(max_steps_in_episode=np.iinfo(np.int32).max)  # done without it: terminated
     reset = jax.vmap(env.reset_env, in_axes=(0, None))
     step = jax.vmap(env.step_env, in_axes=(0, 0, 0, None))
+    is_terminal = jax.vmap(env.is_terminal, in_axes=(0, None))
 
     def train(key):
         key, learner_key, reset_key = jax.random.split(key, 3)
@@ -78,7 +82,8 @@ def bare_loop(iterations: int, rows_per_iteration: int, init_learner, act, learn
                                                          params)
             reward = jnp.where(real, reward, 0.0)
             row = Step(observation=obs, action=jnp.where(real, action, 0), reward=reward,
-                       discount=jnp.where(real, 1.0 - done, 0.0), start_of_episode=start,
+                       discount=jnp.where(real, 1.0 - (done & is_terminal(next_state, unlimited)), 0.0),
+                       start_of_episode=start,
                        extras=_where(real, extras, jax.tree_util.tree_map(jnp.zeros_like, extras)))
             total = running + reward
             ended = jnp.where(real & done, total, jnp.nan)

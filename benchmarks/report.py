@@ -31,6 +31,8 @@ ORDER = [
     "anakin_mpo",
     "anakin_impala",
     "anakin_r2d2",
+    "anakin_dqn",
+    "anakin_muzero",
     "anakin_replay",
     "anakin_conv_torso",
     "distributed_scaling",

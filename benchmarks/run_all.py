@@ -36,6 +36,8 @@ BENCHMARKS = [
     "anakin_sac",
     "anakin_off_policy",
     "anakin_recurrent",
+    "anakin_dqn",
+    "anakin_muzero",
     "anakin_replay",
     "anakin_conv_torso",
     "distributed_scaling",
