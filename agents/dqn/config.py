@@ -5,25 +5,23 @@ import functools
 from typing import Tuple
 
 from acmelike.config_checks import check_field
-from agents.config_parts import NStepTargets, PrioritizedReplay, SGDBatches, TorsoNetwork, VariableUpdates
+from agents.config_parts import NStepTargets, Optimizer, PrioritizedReplay, SGDBatches, TorsoNetwork, VariableUpdates
 
 OPTIMIZERS = ("adam", "rmsprop")
 
 
 @dataclasses.dataclass(frozen=True)
-class DQNConfig(NStepTargets, SGDBatches, TorsoNetwork, PrioritizedReplay, VariableUpdates):
+class DQNConfig(Optimizer, NStepTargets, SGDBatches, TorsoNetwork, PrioritizedReplay, VariableUpdates):
     """DQN's hyperparameters; every field can be set with `--config field=value`.
 
     The Q-network is the torso followed by a linear layer (or a dueling head) to the Q-values.
 
     Attributes:
-      learning_rate: the optimiser's step size (after clipping gradients to `max_gradient_norm`); > 0.
       optimizer: one of OPTIMIZERS: "adam" (optax's defaults besides the step size), or "rmsprop", the centered
         RMSProp of the DQN papers as the MinAtar paper's code sets it (Young & Tian 2019: squared-gradient decay
         0.95, momentum 0.95, epsilon 0.01 added after the square root, as PyTorch does).
       target_update_period: SGD steps between copies of the online Q-network's parameters into the target network.
       huber_loss_parameter: the Huber loss's threshold on TD errors (quadratic below, linear above); 0: squared loss.
-      max_gradient_norm: global norm the gradients are clipped to before the optimiser's step.
       dueling: the Q-values come from a dueling head (Wang et al. 2016: a state value plus mean-centred
         advantages) instead of one linear layer.
       priority_exponent: prioritized replay's alpha (sampled in proportion to |TD error| ** alpha); 0: uniform.
@@ -41,7 +39,6 @@ class DQNConfig(NStepTargets, SGDBatches, TorsoNetwork, PrioritizedReplay, Varia
     replay_table_name: str = "priority_table"
     variable_update_period: int = 10
     # Learning.
-    learning_rate: float = 1e-3
     optimizer: str = "adam"
     target_update_period: int = 100
     huber_loss_parameter: float = 1.0
@@ -56,7 +53,6 @@ class DQNConfig(NStepTargets, SGDBatches, TorsoNetwork, PrioritizedReplay, Varia
     def __post_init__(self):
         super().__post_init__()
         check = functools.partial(check_field, self)
-        check("learning_rate", self.learning_rate > 0, "> 0")
         check("optimizer", self.optimizer in OPTIMIZERS, f"one of {OPTIMIZERS}")
         check("target_update_period", self.target_update_period >= 1, ">= 1")
         for name in ("epsilon_init", "epsilon_final", "evaluation_epsilon"):

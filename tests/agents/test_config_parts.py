@@ -56,3 +56,15 @@ def test_a_part_field_keeps_its_flat_name_and_an_agent_can_give_it_its_own_defau
     assert D4PGConfig().n_step == 5 and TD3Config().n_step == 1  # D4PG re-declares the part's field
     names = [field.name for field in dataclasses.fields(D4PGConfig)]
     assert len(names) == len(set(names)) and "n_step" in names
+
+
+@pytest.mark.parametrize("name", ["dqn", "cql"])
+def test_an_agent_clipping_gradients_by_global_norm_refuses_a_bound_that_is_not_positive(name):
+    """DQN's and CQL's optimisers start with `optax.clip_by_global_norm(max_gradient_norm)`, which flips the
+    gradients for a negative bound and zeroes them at 0: the `Optimizer` part's check refuses both."""
+    config_class = agent_definition(name).config_class
+    assert issubclass(config_class, config_parts.Optimizer), config_class.__mro__
+    for bound in (0.0, -1.0):
+        message = rf"^{config_class.__name__}\.max_gradient_norm = {bound}; it must be > 0\.$"
+        with pytest.raises(ValueError, match=message):
+            config_class(max_gradient_norm=bound)
