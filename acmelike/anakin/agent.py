@@ -8,7 +8,8 @@ seeds and scans it:
     carry, outputs = agent.iteration(carry)      # collect `rows_per_env` rows per environment, then learn
 
 `outputs.episode_return` and `outputs.real` are [rows_per_env, num_envs] (rows in order, environments within a
-row); `outputs.learned` and `outputs.metrics` (the update's scalars) have no axis.
+row), and so is each of `outputs.agent_returns`; `outputs.learned` and `outputs.metrics` (the update's scalars) have
+no axis.
 
 The runner vmaps `iteration` over seeds under the axis name `SEEDS_AXIS`. A branch on a value that is the same for
 every seed (whether the replay holds enough to sample) should reduce it across that axis first: under vmap a
@@ -32,6 +33,8 @@ class IterationOutputs(NamedTuple):
     real: jax.Array  # [K, B] bool: that row was an environment step
     learned: jax.Array  # bool: the iteration updated the agent (DQN waits for min_replay_size)
     metrics: Dict[str, jax.Array]  # scalars of the iteration's learning
+    # A multi-agent environment's: each agent's return where `episode_return` (the team's) has one, by agent id.
+    agent_returns: Dict[str, jax.Array] = {}
 
 
 @dataclasses.dataclass(frozen=True)

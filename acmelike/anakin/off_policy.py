@@ -255,7 +255,7 @@ def off_policy_agent(name: str, environment: JaxEnvironment, builder, networks, 
     def iteration(carry):
         training_state, recorder_state, replay_state, key = carry
         key, unroll_key, sample_key = jax.random.split(key, 3)
-        recorder_state, records, episode_returns = recorder.unroll(
+        recorder_state, records, ends = recorder.unroll(
             policy_params(training_state), recorder_state, unroll_key, rows_per_env
         )
         replay_state = replay.add(replay_state, records)
@@ -265,7 +265,7 @@ def off_policy_agent(name: str, environment: JaxEnvironment, builder, networks, 
             (training_state, replay_state.priorities))
         replay_state = replay_state._replace(priorities=priorities)
         metrics = {metric: jnp.mean(value) for metric, value in metrics.items()}
-        outputs = IterationOutputs(episode_returns, jnp.ones_like(episode_returns, bool), learned, metrics)
+        outputs = IterationOutputs(ends.team, jnp.ones_like(ends.team, bool), learned, metrics)
         return (training_state, recorder_state, replay_state, key), outputs
 
     return AnakinAgent(name, init, iteration, num_envs, rows_per_env, lambda carry: policy_params(carry[0]), config,

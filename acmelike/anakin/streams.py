@@ -10,8 +10,8 @@ away) and resets the environment, so the next slot starts an episode. Rows are t
 steps: `real` marks the ones that are.
 
 Actions, rewards and discounts may be nests (a multi-agent environment's per-agent dicts,
-`acmelike.anakin.jaxmarl`): the padding row zeroes every leaf, and the episode return is the team's
-(`EpisodeReturns`).
+`acmelike.anakin.jaxmarl`): the padding row zeroes every leaf, and the episode return is the team's, each agent's
+beside it (`EpisodeReturns`).
 
     stream = StepStream(environment, policy)
     state = stream.init(key, num_envs)
@@ -19,7 +19,7 @@ Actions, rewards and discounts may be nests (a multi-agent environment's per-age
     bootstrap = stream.next_row(state)                                   # the row after them, [B]
 """
 
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable, Dict, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -43,10 +43,12 @@ class StreamState(NamedTuple):
 
 
 class StreamOutputs(NamedTuple):
-    """Per row ([B]): `real` (an environment step was taken), `episode_return` (NaN unless an episode ended)."""
+    """Per row ([B]): `real` (an environment step was taken), `episode_return` (NaN unless an episode ended) and
+    `agent_returns` (each agent's, by agent id; empty for one agent)."""
 
     real: jax.Array
     episode_return: jax.Array
+    agent_returns: Dict[str, jax.Array]
 
 
 def _zeros(spec, num_envs: int):
@@ -81,7 +83,7 @@ class StepStream:
             start=jnp.ones((num_envs,), bool),
             padding=jnp.zeros((num_envs,), bool),
             actor_state=actor_state,
-            returns=EpisodeReturns.zeros(num_envs),
+            returns=EpisodeReturns.zeros(num_envs, self._spec.rewards),
         )
 
     def next_row(self, state: StreamState) -> Step:
@@ -116,7 +118,7 @@ class StepStream:
             start_of_episode=state.start,
             extras=select_envs(real, extras, jax.tree_util.tree_map(jnp.zeros_like, extras)),
         )
-        returns, episode_return = state.returns.add(timestep.reward, timestep.last, real)
+        returns, ended = state.returns.add(timestep.reward, timestep.last, real)
         new_state = StreamState(
             env_state=select_envs(real, env_state, reset_env_state),
             observation=select_envs(real, timestep.observation, reset_observation),
@@ -125,7 +127,7 @@ class StepStream:
             actor_state=select_envs(real, actor_state, self._on_episode_start(state.actor_state)),
             returns=returns,
         )
-        return new_state, row, StreamOutputs(real=real, episode_return=episode_return)
+        return new_state, row, StreamOutputs(real=real, episode_return=ended.team, agent_returns=ended.agents)
 
     def unroll(self, params, state: StreamState, key: jax.Array, length: int):
         """`length` rows per environment by `lax.scan`: returns (state, Step [B, length], StreamOutputs [length, B])."""
@@ -173,7 +175,8 @@ def on_policy_agent(name: str, environment: JaxEnvironment, config, policy: Acto
         data = jax.tree_util.tree_map(lambda r, b: jnp.concatenate([r, b[:, None]], axis=1), rows, bootstrap)
         sample = ReplaySample(info=uniform_sample_info(num_envs, num_envs), data=data)
         training_state, metrics, _ = update_step(training_state, sample)
-        outputs = IterationOutputs(outputs.episode_return, outputs.real, jnp.asarray(True), metrics)
+        outputs = IterationOutputs(outputs.episode_return, outputs.real, jnp.asarray(True), metrics,
+                                   outputs.agent_returns)
         return (training_state, stream_state, key), outputs
 
     return AnakinAgent(name, init, iteration, num_envs, length, lambda carry: policy_params(carry[0]), config)

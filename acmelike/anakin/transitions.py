@@ -7,11 +7,12 @@ reducing them on the device replaces the adder's host-side n-step buffer.
 
     recorder = TransitionRecorder(environment, policy, variable_update_period=10)
     state = recorder.init(key, num_envs, params)
-    state, records, episode_returns = recorder.unroll(params, state, key, length)   # records [B, length]
+    state, records, ends = recorder.unroll(params, state, key, length)   # records [B, length], ends [length, B]
     transitions = n_step_transitions(sampled_records, discount)                     # [N, n] -> [N]
 
 Observations, actions, rewards and discounts may be nests (a multi-agent environment's per-agent dicts,
-`acmelike.anakin.jaxmarl`): records keep them so, and the episode return is the team's (`EpisodeReturns`).
+`acmelike.anakin.jaxmarl`): records keep them so, and the episode return is the team's, each agent's beside it
+(`EpisodeReturns`).
 
 The actors keep their own copy of the parameters, as a `VariableClient` does: `unroll` takes the learner's and
 the copy takes them every `variable_update_period` steps (at steps 0, period, 2 * period, ... of each
@@ -86,6 +87,7 @@ class TransitionRecorder:
             raise ValueError(f"TransitionRecorder: variable_update_period must be >= 1, got {variable_update_period}.")
         self._policy = policy
         self._action_spec = environment.spec.actions
+        self._reward_spec = environment.spec.rewards
         self._variable_update_period = variable_update_period
         self._reset = jax.vmap(environment.reset)
         self._step = jax.vmap(environment.step)
@@ -98,13 +100,13 @@ class TransitionRecorder:
         env_key, actor_key = jax.random.split(key)
         env_state, observation = self._reset(jax.random.split(env_key, num_envs))
         actor_state = self._on_episode_start(jax.vmap(self._policy.init)(jax.random.split(actor_key, num_envs)))
-        return RecorderState(env_state, observation, actor_state, EpisodeReturns.zeros(num_envs), params,
-                             jnp.zeros((), jnp.int32))
+        returns = EpisodeReturns.zeros(num_envs, self._reward_spec)
+        return RecorderState(env_state, observation, actor_state, returns, params, jnp.zeros((), jnp.int32))
 
     def record(self, learner_params, state: RecorderState, key: jax.Array):
         """One step of every environment (reset right after its episode's last step), acting with the actors' copy
         of the parameters, taken from `learner_params` first if a fetch is due: returns (state, StepRecord [B],
-        episode_return [B], NaN unless an episode ended)."""
+        `EpisodeEnds` [B]: the returns of the episodes that ended, NaN elsewhere)."""
         num_envs = state.returns.current.shape[0]
         step_key, reset_key = jax.random.split(key)
         if self._variable_update_period == 1:
@@ -124,7 +126,7 @@ class TransitionRecorder:
             next_observation=timestep.observation,
             extras=self._get_extras(actor_state),
         )
-        returns, episode_return = state.returns.add(timestep.reward, timestep.last, jnp.ones_like(timestep.last))
+        returns, ended = state.returns.add(timestep.reward, timestep.last, jnp.ones_like(timestep.last))
         last = timestep.last
         new_state = RecorderState(
             env_state=select_envs(last, reset_env_state, env_state),
@@ -134,14 +136,14 @@ class TransitionRecorder:
             params=params,
             steps=state.steps + 1,
         )
-        return new_state, record, episode_return
+        return new_state, record, ended
 
     def unroll(self, learner_params, state: RecorderState, key: jax.Array, length: int):
-        """`length` steps per environment: returns (state, StepRecord [B, length], episode_return [length, B])."""
+        """`length` steps per environment: returns (state, StepRecord [B, length], EpisodeEnds [length, B])."""
 
         def body(state, key):
-            state, record, episode_return = self.record(learner_params, state, key)
-            return state, (record, episode_return)
+            state, record, ended = self.record(learner_params, state, key)
+            return state, (record, ended)
 
-        state, (records, episode_returns) = jax.lax.scan(body, state, jax.random.split(key, length))
-        return state, jax.tree_util.tree_map(lambda x: jnp.swapaxes(x, 0, 1), records), episode_returns
+        state, (records, ends) = jax.lax.scan(body, state, jax.random.split(key, length))
+        return state, jax.tree_util.tree_map(lambda x: jnp.swapaxes(x, 0, 1), records), ends

@@ -250,8 +250,7 @@ def _off_policy_form(name, environment, config, buckets, parts) -> AnakinAgent:
     def iteration(carry):
         states, recorder_state, replay_states, key = carry
         key, unroll_key, sample_key = jax.random.split(key, 3)
-        recorder_state, records, episode_returns = recorder.unroll(params_of(states), recorder_state, unroll_key,
-                                                                   rows_per_env)
+        recorder_state, records, ends = recorder.unroll(params_of(states), recorder_state, unroll_key, rows_per_env)
         replay_states = tuple(jax.vmap(replay.add)(replay_state, _streams(bucket, records))
                               for replay, replay_state, bucket in zip(replays, replay_states, buckets))
         can_sample = jnp.all(jnp.stack([jnp.all(jax.vmap(replay.can_sample)(replay_state))
@@ -277,7 +276,7 @@ def _off_policy_form(name, environment, config, buckets, parts) -> AnakinAgent:
         learned, (states, priorities), metrics = learn_or_wait(
             can_sample, learn, (states, tuple(replay_state.priorities for replay_state in replay_states)))
         replay_states = tuple(replay_state._replace(priorities=p) for replay_state, p in zip(replay_states, priorities))
-        outputs = IterationOutputs(episode_returns, jnp.ones_like(episode_returns, bool), learned, metrics)
+        outputs = IterationOutputs(ends.team, jnp.ones_like(ends.team, bool), learned, metrics, ends.agents)
         return (states, recorder_state, replay_states, key), outputs
 
     return AnakinAgent(name, init, iteration, num_envs, rows_per_env, lambda carry: params_of(carry[0]), config,

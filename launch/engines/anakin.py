@@ -44,7 +44,7 @@ from acmelike.loggers.plotting import plot_run_learning_curve
 from launch.experiments.config import check_seed
 from launch.experiments.interrupts import StopRequests
 from launch.experiments.make import environment_threshold, make_agent_config
-from launch.experiments.summaries import ReturnTracker, average_return, run_summary, write_summary
+from launch.experiments.summaries import ReturnTracker, agent_returns, average_return, run_summary, write_summary
 from launch.lifecycle.checkpoints import resumable_checkpoint
 from launch.lifecycle.logs import log_sizes, run_logger, truncate_logs
 from launch.lifecycle.run_directory import DEFAULT_CHECKPOINT_MINUTES, config_overrides
@@ -256,10 +256,11 @@ class _SeedLog:
         self.tracker.restore(state["tracker"])
 
     def add(self, outputs: IterationOutputs, loss_keys: Sequence[str] = ("loss",)) -> None:
-        """This seed's outputs of one call: episode_return and real [I, K, B] (rows of iterations in order),
-        learned and metrics [I]. Raises NonFiniteLossError if an update's loss (each of `loss_keys`) was NaN or
-        infinite."""
-        episode_return, real, learned, metrics = outputs
+        """This seed's outputs of one call: episode_return, real and each of agent_returns [I, K, B] (rows of
+        iterations in order), learned and metrics [I]. An episode's row in actor.csv holds each agent's return
+        beside the team's, as `EnvironmentLoop`'s do (`episode_return/<agent id>`). Raises NonFiniteLossError if an
+        update's loss (each of `loss_keys`) was NaN or infinite."""
+        episode_return, real, learned, metrics, by_agent = outputs
         learned = np.asarray(learned, bool)
         for key in loss_keys:
             losses = np.asarray(metrics[key])[learned]
@@ -269,13 +270,18 @@ class _SeedLog:
                     f"{self.learner_steps + int(np.argmin(np.isfinite(losses)))} updates. Lower the learning rate "
                     f"or check the environment's observations and rewards for NaN/inf."
                 )
-        steps_after_row = self.actor_steps + np.cumsum(real.reshape(-1, real.shape[-1]).sum(axis=1))
-        rows, envs = np.nonzero(~np.isnan(episode_return.reshape(-1, real.shape[-1])))
-        values = episode_return.reshape(-1, real.shape[-1])[rows, envs]
-        for row, value in zip(rows, values):
+        num_envs = real.shape[-1]
+        steps_after_row = self.actor_steps + np.cumsum(real.reshape(-1, num_envs).sum(axis=1))
+        rows, envs = np.nonzero(~np.isnan(episode_return.reshape(-1, num_envs)))
+        values = episode_return.reshape(-1, num_envs)[rows, envs]
+        agent_columns = {f"episode_return/{agent}": np.asarray(returns).reshape(-1, num_envs)[rows, envs]
+                         for agent, returns in by_agent.items()}
+        for index, (row, value) in enumerate(zip(rows, values)):
             steps = int(steps_after_row[row])
-            self.tracker.add(float(value), steps)
-            self.actor_log.write({"actor_steps": steps, "episodes": self.tracker.episodes, "episode_return": value})
+            agents = {column: returns[index] for column, returns in agent_columns.items()}
+            self.tracker.add(float(value), steps, agent_returns(agents))
+            self.actor_log.write({"actor_steps": steps, "episodes": self.tracker.episodes, "episode_return": value,
+                                  **agents})
         self.actor_steps = int(steps_after_row[-1]) if steps_after_row.size else self.actor_steps
         self.learner_steps += int(learned.sum())
         if learned.any():
@@ -292,8 +298,8 @@ def run_anakin(config: AnakinConfig) -> Dict[str, Any]:
 
     One seed: the other runners' summary (`launch.experiments.summaries.run_summary`) plus `launch`, `num_envs`,
     `num_seeds`, `compile_seconds`. Several: `seeds` (one such summary per seed, each also written to
-    `<run_dir>/seed_<n>/`), the seeds' mean `average_return_last_<N>`, how many reached the threshold, and the
-    whole vmapped run's `wall_seconds` and `compile_seconds`.
+    `<run_dir>/seed_<n>/`), the seeds' mean `average_return_last_<N>` (and a multi-agent run's of each agent's),
+    how many reached the threshold, and the whole vmapped run's `wall_seconds` and `compile_seconds`.
     """
     start = time.time()
     # Before anything compiles: a run to resume with no checkpoint is a clear error.
@@ -585,6 +591,9 @@ def _combine(config: AnakinConfig, summaries: Sequence[Dict[str, Any]], wall_sec
         "env_steps_all_seeds": steps,
         "steps_per_second_all_seeds": round(steps / wall_seconds, 1),
         f"mean_average_return_last_{config.return_window}": round(float(np.mean(averages)), 2),
+        # A multi-agent run's: each agent's, beside the team's (`run_summary`'s average_return_last_<N>/<agent id>).
+        **{f"mean_{key}": round(float(np.mean([s[key] for s in summaries])), 2)
+           for key in summaries[0] if key.startswith(f"average_return_last_{config.return_window}/")},
         "threshold": summaries[0]["threshold"],
         "seeds_reaching_threshold": sum(steps is not None for steps in reached),
         "failed": False,

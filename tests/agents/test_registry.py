@@ -118,6 +118,12 @@ def test_every_anakin_form_trains_fully_jitted_on_a_jax_environment(name, anakin
     for seed_summary in summary["seeds"]:
         assert seed_summary["agent"] == name and seed_summary["env_steps"] >= SMOKE_STEPS, seed_summary
         assert seed_summary["learner_steps"] > 0, f"{name}'s Anakin form never updated: {seed_summary}"
+        # A multi-agent form's summary carries each agent's average return beside the team's, their sum.
+        window = seed_summary["return_window"]
+        agents = [value for key, value in seed_summary.items() if key.startswith(f"average_return_last_{window}/")]
+        assert len(agents) == (3 if agent_definition(name).multiagent else 0), seed_summary
+        if agents:
+            assert sum(agents) == pytest.approx(seed_summary[f"average_return_last_{window}"], abs=0.05), seed_summary
         with open(run_dir / f"seed_{seed_summary['seed']}" / "learner.csv") as f:
             rows = list(csv.DictReader(f))
         losses = [float(row[key]) for row in rows for key in _loss_keys(name)]

@@ -85,3 +85,5 @@ def test_independent_learners_learn_simple_spread(name, config, steps):
         stop_at_average_return=THRESHOLD, iterations_per_call=8, progress_period_s=0,
     ))
     assert summary[f"average_return_last_{WINDOW}"] >= THRESHOLD > RANDOM_RETURN, summary
+    agents = [summary[f"average_return_last_{WINDOW}/agent_{index}"] for index in range(3)]  # the team's sum
+    assert sum(agents) == pytest.approx(summary[f"average_return_last_{WINDOW}"], abs=0.05), summary

@@ -148,3 +148,6 @@ def test_agent_learns_simple_spread(agent, config):
         )
     )
     assert summary[f"average_return_last_{WINDOW}"] >= THRESHOLD > RANDOM_RETURN, summary
+    # Each agent's average return beside the team's, which is their sum (the summaries of the other engines').
+    agents = [summary[f"average_return_last_{WINDOW}/{agent}"] for agent in IDS]
+    assert sum(agents) == pytest.approx(summary[f"average_return_last_{WINDOW}"], abs=0.05), summary
