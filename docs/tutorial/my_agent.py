@@ -26,56 +26,49 @@ from acmelike.networks import MLP, FeedForwardNetwork
 from acmelike.specs import EnvironmentSpec, flat_observation_size, num_discrete_actions
 from acmelike.types import ReplaySample
 from acmelike.wrappers import make_gymnasium_environment
+from agents.config_parts import NStepTargets, Optimizer, Replay, SGDBatches, VariableUpdates
 # --8<-- [end:imports]
 
 
 # --8<-- [start:config]
 @dataclasses.dataclass(frozen=True)
-class QLearningConfig:
+class QLearningConfig(Optimizer, NStepTargets, SGDBatches, Replay, VariableUpdates):
     """Hyperparameters of an n-step double Q-learning agent with uniform replay and a target network.
 
+    The optimiser, target, batch, replay and parameter-fetch fields come from the parts in `agents.config_parts`,
+    each with its `Attributes:` lines and its checks; this docstring documents only the agent's own fields.
+
     Attributes:
-      learning_rate: Adam's step size; > 0.
-      max_gradient_norm: global norm the gradients are clipped to before Adam; > 0.
-      discount: gamma per environment step, in [0, 1].
-      n_step: rewards summed into each transition before it bootstraps (the adder sums them).
-      batch_size: transitions per SGD step.
-      num_sgd_steps_per_step: SGD steps per learner step, fused into one jitted call (`lax.scan`).
       target_update_period: SGD steps between copies of the Q-network's parameters into the target network.
       hidden_sizes: the Q-network MLP's hidden layer sizes.
-      min_replay_size: transitions in replay before the learner samples.
-      max_replay_size: transitions replay holds; the oldest are removed beyond it.
-      samples_per_insert: sampled transitions per inserted one (16: an SGD step every 4 environment steps).
       epsilon_init: chance of a random action at an actor's first step, in [0, 1].
       epsilon_final: chance of a random action after `epsilon_decay_steps` steps, in [0, 1].
       epsilon_decay_steps: actor steps over which epsilon falls linearly.
-      variable_update_period: actor steps between fetches of the learner's parameters.
-      replay_table_name: name of the replay table.
     """
 
-    learning_rate: float = 1e-3
+    # The parts' fields that take this agent's own defaults (each keeps its part's line and check).
     max_gradient_norm: float = 10.0
-    discount: float = 0.99
     n_step: int = 3
     batch_size: int = 64
-    num_sgd_steps_per_step: int = 8
-    target_update_period: int = 100
-    hidden_sizes: Tuple[int, ...] = (128, 128)
     min_replay_size: int = 500
     max_replay_size: int = 50_000
-    samples_per_insert: float = 16.0
+    samples_per_insert: float = 16.0  # 64 sampled per 16 inserted: an SGD step every 4 environment steps
+    replay_table_name: str = "transitions"
+    variable_update_period: int = 10
+    # The agent's own fields.
+    target_update_period: int = 100
+    hidden_sizes: Tuple[int, ...] = (128, 128)
     epsilon_init: float = 1.0
     epsilon_final: float = 0.01
     epsilon_decay_steps: int = 10_000
-    variable_update_period: int = 10
-    replay_table_name: str = "transitions"
 
     def __post_init__(self):
+        super().__post_init__()  # every part's checks
         check = functools.partial(check_field, self)  # errors name the field, its value and what is allowed
-        check("learning_rate", self.learning_rate > 0, "> 0")
-        check("discount", 0 <= self.discount <= 1, "in [0, 1]")
-        check("min_replay_size", self.min_replay_size >= 1, ">= 1")
-        check("max_replay_size", self.max_replay_size >= self.min_replay_size, ">= min_replay_size")
+        check("target_update_period", self.target_update_period >= 1, ">= 1")
+        check("epsilon_init", 0 <= self.epsilon_init <= 1, "in [0, 1]")
+        check("epsilon_final", 0 <= self.epsilon_final <= 1, "in [0, 1]")
+        check("epsilon_decay_steps", self.epsilon_decay_steps >= 1, ">= 1")
 # --8<-- [end:config]
 
 
@@ -157,10 +150,11 @@ class QLearningBuilder(ActorLearnerBuilder):
         from acmelike.adders.transition import NStepTransitionAdder
 
         c = self.config
-        samples_per_learner_step = c.batch_size * c.num_sgd_steps_per_step
+        # The learner may run ahead of the ratio by one learner step's samples, or by the configured slack.
+        slack = max(c.batch_size * c.num_sgd_steps_per_step,
+                    c.min_replay_size * c.samples_per_insert_tolerance_rate * c.samples_per_insert)
         limiter = replay.sample_to_insert_ratio(samples_per_insert=c.samples_per_insert,
-                                                min_size_to_sample=c.min_replay_size,
-                                                error_buffer=samples_per_learner_step)
+                                                min_size_to_sample=c.min_replay_size, error_buffer=slack)
         signature = NStepTransitionAdder.signature(environment_spec, policy_extras_spec(policy))
         return [replay.uniform_table(name=c.replay_table_name, max_size=c.max_replay_size, rate_limiter=limiter,
                                      signature=signature)]

@@ -2,9 +2,9 @@
 runs as a distributed program from a script outside the repository (docs/tutorial/run_distributed.py).
 
 The files are run as they are, so the code a reader copies is the code tested. The agent must reach an average of
-150 over 20 training episodes within 30k steps. On Reverb, 12 runs reached it after 6.9k-9.6k steps (25-50 s here).
-The test trains on the seeded local replay (`replay="local"`), the same run every time: 150 after 7,366 steps
-(11.5 s). With a learning rate of 1e-12 the same run ends at 97.7 after 30k steps; a random policy averages
+150 over 20 training episodes within 30k steps. On Reverb, seeds 0-3 reached it after 7.7k-8.9k steps.
+The test trains on the seeded local replay (`replay="local"`), the same run every time: 150 after 7,957 steps
+(6.6 s at load 2). With a learning rate of 1e-12 the same run ends at 97.7 after 30k steps; a random policy averages
 about 22.
 """
 
