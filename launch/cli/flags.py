@@ -52,11 +52,10 @@ class FlagRule:
 
 _NO_ACTORS = "{mode} has no actor nodes: drop {flag}, or train as a distributed program (--launch local_mp)"
 _RAY_ONLY = "{flag} configures a Ray program: drop it, or use --launch ray"
-_ANAKIN_BATCH = ("Anakin's batch of environments comes from the agent's config: --config batch_size=N for PPO, IPPO, "
-                 "MAPPO and IMPALA; for SAC, TD3, D4PG and MPO one environment per transition an iteration inserts "
-                 "(num_sgd_steps_per_step * batch_size / samples_per_insert); DQN's is 4; "
-                 "R2D2's and MuZero's one per sequence an iteration inserts (batch_size / samples_per_insert, 4 and "
-                 "2 by default)")
+# Says how every agent's batch is set, naming none: an agent added with its folder and one registry line is covered.
+_ANAKIN_BATCH = ("Anakin's batch of environments is set by the agent's fully jitted form (agents/<name>/anakin.py) "
+                 "from its config, as that form's docstring says (PPO's, for one: --config batch_size=N); the run's "
+                 "summary reports it as num_envs")
 
 FLAGS: Dict[str, FlagRule] = {
     "--agent": FlagRule(MODES),
