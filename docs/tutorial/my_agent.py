@@ -36,9 +36,12 @@ class QLearningConfig(Optimizer, NStepTargets, SGDBatches, Replay, VariableUpdat
     """Hyperparameters of an n-step double Q-learning agent with uniform replay and a target network.
 
     The optimiser, target, batch, replay and parameter-fetch fields come from the parts in `agents.config_parts`,
-    each with its `Attributes:` lines and its checks; this docstring documents only the agent's own fields.
+    each with its `Attributes:` lines and its checks; this docstring documents the agent's own fields (and a part's
+    field whose line it replaces).
 
     Attributes:
+      samples_per_insert: transitions sampled per transition inserted (16, with batches of 64: an SGD step every 4
+        environment steps); > 0.
       target_update_period: SGD steps between copies of the Q-network's parameters into the target network.
       hidden_sizes: the Q-network MLP's hidden layer sizes.
       epsilon_init: chance of a random action at an actor's first step, in [0, 1].
@@ -46,13 +49,14 @@ class QLearningConfig(Optimizer, NStepTargets, SGDBatches, Replay, VariableUpdat
       epsilon_decay_steps: actor steps over which epsilon falls linearly.
     """
 
-    # The parts' fields that take this agent's own defaults (each keeps its part's line and check).
+    # The parts' fields that take this agent's own defaults (each keeps its part's check, and its line unless the
+    # docstring above gives one).
     max_gradient_norm: float = 10.0
     n_step: int = 3
     batch_size: int = 64
     min_replay_size: int = 500
     max_replay_size: int = 50_000
-    samples_per_insert: float = 16.0  # 64 sampled per 16 inserted: an SGD step every 4 environment steps
+    samples_per_insert: float = 16.0
     replay_table_name: str = "transitions"
     variable_update_period: int = 10
     # The agent's own fields.
