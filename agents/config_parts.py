@@ -78,8 +78,8 @@ class Replay(ConfigPart):
     Attributes:
       min_replay_size: items (transitions or sequences) the replay table holds before the learner samples from it.
       max_replay_size: items the replay table holds; beyond it the oldest are removed (>= min_replay_size).
-      samples_per_insert: items sampled per item inserted, held by the rate limiter; > 0. Equal to batch_size: one
-        SGD step per item inserted.
+      samples_per_insert: items sampled per item inserted, held by the rate limiter; > 0. SGD steps per item
+        inserted are samples_per_insert / batch_size (equal to batch_size: one SGD step per item).
       samples_per_insert_tolerance_rate: rate limiter slack, in units of min_replay_size * samples_per_insert samples.
       replay_table_name: name of the Reverb table the adder writes to and the learner samples from.
     """
