@@ -16,7 +16,6 @@ Under `<run_dir>`: `checkpoints/<step>/` (acmelike.checkpointing), `snapshots/<s
 checkpoint the same layout (lifecycle.node_checkpoints).
 """
 
-import json
 import os
 import sys
 from typing import Any, Callable, Dict, List, Mapping, Optional
@@ -30,6 +29,7 @@ from launch.lifecycle.run_directory import (
     RunOptions,
     check_run_directory,
     record_failure,
+    record_resume,
     run_identity,
     write_run_options,
 )
@@ -161,12 +161,7 @@ class RunLifecycle:
             resumed = {"checkpoint": self._resume_from, "step": self.restored_step, "counts": counter.get_counts()}
             if replay_client is not None:
                 resumed["replay_sizes"] = replay_sizes(replay_client)
-            learner_steps = getattr(learner.save(), "steps", None)
-            if learner_steps is not None:
-                resumed["learner_state_steps"] = int(learner_steps)
-            with open(os.path.join(self.config.run_dir, "resumed.json"), "w") as f:
-                json.dump(resumed, f, indent=2)
-            print(f"[{self.config.agent_name}] resumed: {json.dumps(resumed)}", flush=True)
+            record_resume(self.config.run_dir, self.config.agent_name, resumed, learner.save())
         return self.restored_step
 
     def save_if_due(self, step: int) -> None:

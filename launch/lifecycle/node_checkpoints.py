@@ -23,7 +23,6 @@ Actors go on inserting while the learner saves: the replay is checkpointed a mom
 it may hold a few items more than the counts say (its recorded size is read from the replay checkpoint itself).
 """
 
-import json
 import os
 import threading
 from typing import Optional
@@ -40,11 +39,12 @@ from acmelike.checkpointing import (
 from acmelike.counting import Counter
 from launch.lifecycle.logs import log_sizes
 from launch.lifecycle.replay_checkpoints import checkpoint_replay_sizes, make_replay_checkpointer
-from launch.lifecycle.run_directory import CHECKPOINTS, latest_run_checkpoint, read_run_options, run_identity
+from launch.lifecycle.run_directory import (
+    CHECKPOINTS, latest_run_checkpoint, read_run_options, record_resume, run_identity,
+)
 from launch.lifecycle.snapshots import save_run_snapshot
 
 ACTORS = "actors"  # <run_dir>/checkpoints/actors/actor_<i>/: each actor's own checkpoints
-RESUMED_FILE = "resumed.json"  # what the learner node restored, for people and tests
 
 
 def _checkpoint_minutes(run_dir: Optional[str]) -> Optional[float]:
@@ -143,12 +143,7 @@ class LearnerCheckpoints:
         # and the counts read here are what the other nodes restored.
         resumed = {"checkpoint": latest, "step": step, "counts": self._counts.current(),
                    "replay_sizes": replay_sizes(self._replay)}
-        learner_steps = getattr(self._learner.save(), "steps", None)
-        if learner_steps is not None:
-            resumed["learner_state_steps"] = int(learner_steps)
-        with open(os.path.join(self._config.run_dir, RESUMED_FILE), "w") as f:
-            json.dump(resumed, f, indent=2)
-        print(f"[learner] resumed: {json.dumps(resumed)}", flush=True)
+        record_resume(self._config.run_dir, "learner", resumed, self._learner.save())
         return step
 
     def save_if_due(self) -> Optional[str]:

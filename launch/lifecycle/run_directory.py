@@ -319,6 +319,20 @@ def write_config(config) -> None:
         json.dump(data, f, indent=2)
 
 
+RESUMED_FILE = "resumed.json"  # what a resumed run restored, for people and tests
+
+
+def record_resume(run_dir: str, label: str, resumed: Dict[str, Any], learner_state: Any) -> None:
+    """Writes `<run_dir>/resumed.json` and prints it: `resumed` (the checkpoint, its step, the counts and replay
+    sizes restored) plus `learner_state_steps`, the restored TrainingState's SGD step count, where the learner's
+    state is one TrainingState (not, e.g., independent learners' dict of them)."""
+    steps = getattr(learner_state, "steps", None)  # TrainingState.steps, by the learners' convention
+    record = dict(resumed, **({} if steps is None else {"learner_state_steps": int(steps)}))
+    with open(os.path.join(run_dir, RESUMED_FILE), "w") as f:
+        json.dump(record, f, indent=2)
+    print(f"[{label}] resumed: {json.dumps(record)}", flush=True)
+
+
 def resume_arguments(run_dir: str) -> dict:
     """Keyword arguments that rebuild the run in `run_dir` from its config.json: `make_experiment_config`'s, or,
     for an offline run (its config.json names a `dataset`, and so do these arguments),
