@@ -83,7 +83,7 @@ def main():
         failing = functools.partial(failing_actor_0_environment, actor_seed(config, FAILING_INDEX))
         config = dataclasses.replace(config, environment_factory=failing)
     try:
-        summary = run_distributed(config, num_actors=args.actors, launch_type=args.launch, ray_options=_ray(args))
+        summary = run_distributed(config, num_actors=args.actors, launch=args.launch, ray_options=_ray(args))
     except DistributedRunError as error:
         print(f"FAILED {error}", flush=True)
         return 1

@@ -14,7 +14,7 @@ build (`launch.cli.train.make_parser`).
 import dataclasses
 from typing import Dict, Mapping, Optional, Tuple, Union
 
-DISTRIBUTED = ("local_mt", "local_mp", "ray")
+from launch.engines.distributed.launcher import DISTRIBUTED
 ONLINE = ("single",) + DISTRIBUTED
 MODES = ONLINE + ("anakin", "offline")
 

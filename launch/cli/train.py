@@ -40,7 +40,6 @@ from launch.cli.flags import DISTRIBUTED, FLAGS, refusal
 from launch.cli.packages import missing_package
 from launch.engines import bind_address
 from launch.engines.anakin import config_from_arguments, is_anakin_run, read_anakin_config
-from launch.engines.distributed.launcher import LAUNCH_TYPES
 from launch.engines.distributed.launchpad_engine import check_launchpad_bind_address
 from launch.engines.distributed.ray_engine import RayOptions, parse_resources
 from launch.engines.distributed.supervisor import DistributedRunError
@@ -145,7 +144,7 @@ def make_parser() -> FlagParser:
     add("--stop-at-return", type=float,
         help="stop early once the last --return-window episodes (distributed and offline: an evaluation round, "
              "with --eval-every > 0) average at least this")
-    add("--launch", choices=("single", "anakin") + LAUNCH_TYPES,
+    add("--launch", choices=("single", "anakin") + DISTRIBUTED,
         help="single (the default): one process; local_mt / local_mp: a Launchpad program (threads / processes); "
              "anakin: fully jitted, for gymnax/<id> (jaxmarl/<id>) environments (launch/engines/anakin.py); "
              "ray: the same program as Ray actors (launch/engines/distributed/ray_engine.py). With --resume, the "

@@ -61,7 +61,7 @@ def train(config, *, overwrite: bool = False, ray_options=None, **options: Any) 
             return run_offline(config, options)
         if options.launch == "single":
             return run_single_process(config, options)
-        return run_distributed(config, num_actors=options.actors, launch_type=options.launch, options=options,
+        return run_distributed(config, num_actors=options.actors, launch=options.launch, options=options,
                                ray_options=ray_options)
     finally:
         if lock is not None:

@@ -70,9 +70,9 @@ def test_local_mp_dqn_learns_cartpole_by_the_evaluator(tmp_path):
     assert launcher.left_behind() == []
 
 
-@pytest.mark.parametrize("launch_type", ["local_mt", "local_mp"])
-def test_failing_node_stops_program_names_node_and_leaves_nothing(launch_type, tmp_path):
-    launcher = Launcher("fail", "--launch", launch_type, "--steps", 1_000_000, run_dir=tmp_path)
+@pytest.mark.parametrize("launch", ["local_mt", "local_mp"])
+def test_failing_node_stops_program_names_node_and_leaves_nothing(launch, tmp_path):
+    launcher = Launcher("fail", "--launch", launch, "--steps", 1_000_000, run_dir=tmp_path)
     launcher.wait_for_progress(timeout=120)
     started = time.time()
     assert launcher.wait(timeout=90) == 1, launcher.output[-5000:]

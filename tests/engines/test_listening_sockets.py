@@ -85,12 +85,12 @@ def _check_finished(launcher, steps: int) -> dict:
 
 
 @pytest.mark.classic
-@pytest.mark.parametrize("launch_type", ["local_mp", "local_mt"])
-def test_a_launchpad_program_listens_on_loopback_only(launch_type, tmp_path):
+@pytest.mark.parametrize("launch", ["local_mp", "local_mt"])
+def test_a_launchpad_program_listens_on_loopback_only(launch, tmp_path):
     """local_mp: a process per node, started with the library in their environment; local_mt: every node's server
     in the launcher's own process, which `python -m launch` restarted with the library loaded."""
     require("launchpad")
-    launcher = Launcher("--agent", "dqn", "--env", "CartPole-v1", "--launch", launch_type, "--actors", 1, "--steps",
+    launcher = Launcher("--agent", "dqn", "--env", "CartPole-v1", "--launch", launch, "--actors", 1, "--steps",
                         2000, command_line=True, separate_stderr=True, run_dir=tmp_path)
     sockets = _run_and_watch(launcher, 300)
     _check_finished(launcher, 2000)

@@ -38,6 +38,9 @@ def test_train_starts_over_resumes_and_refuses_as_the_command_line_does(tmp_path
         launch.train(dqn_config(run_dir, 600), resume=True, launch="local_mp", actors=2)
     with pytest.raises(ValueError, match="pass one"):
         launch.train(dqn_config(run_dir, 600), resume=True, overwrite=True)
+    # run_distributed's keyword is `launch`, as train's and the flag's; its former name still works, with a warning.
+    with pytest.warns(DeprecationWarning, match="pass launch="), pytest.raises(ValueError, match="Unknown launch 'x'"):
+        launch.run_distributed(dqn_config(None, 300), 1, launch_type="x")
     resumed = launch.train(dqn_config(run_dir, 600), resume=True)
     assert json.loads((run_dir / "resumed.json").read_text())["step"] == again["env_steps"]
     assert resumed["env_steps"] >= 600, resumed

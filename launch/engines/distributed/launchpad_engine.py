@@ -124,7 +124,7 @@ def check_launchpad_bind_address(address: Optional[str]) -> None:
 
 
 def run_launchpad_program(
-    config: ExperimentConfig, num_actors: int, launch_type: str, stop_timeout_s: float,
+    config: ExperimentConfig, num_actors: int, launch: str, stop_timeout_s: float,
     bind_address: Optional[str] = None,
 ) -> Dict[str, Any]:
     """Runs the program on Launchpad (`local_mt` threads or `local_mp` processes) after
@@ -137,12 +137,12 @@ def run_launchpad_program(
     from launchpad.nodes.python.local_multi_processing import PythonProcess
 
     # local_mt's nodes serve from this process; local_mp's from the processes it starts, which inherit the setting.
-    listen_on(bind_address, here=launch_type == "local_mt")
+    listen_on(bind_address, here=launch == "local_mt")
     run_dir = config.run_dir
     program = make_distributed_program(config, num_actors)
     print(describe_program(program), flush=True)
     start = time.time()
-    if launch_type == "local_mp":
+    if launch == "local_mp":
         logs = os.path.join(run_dir, "logs")
         os.makedirs(logs, exist_ok=True)
         # Launchpad reads this directory once at import; each node's output goes to <run_dir>/logs/<group>_<i>.
@@ -166,8 +166,8 @@ def run_launchpad_program(
     # Launchpad's stop countdown ends its line with a carriage return: start a fresh line for what follows.
     print(flush=True)
     wall = time.time() - start
-    logs_hint = os.path.join(run_dir, "logs") if launch_type == "local_mp" else "this process's output"
-    return supervisor.conclude(config, num_actors, launch_type, wall, stop, engine=launch_type, logs_hint=logs_hint,
+    logs_hint = os.path.join(run_dir, "logs") if launch == "local_mp" else "this process's output"
+    return supervisor.conclude(config, num_actors, launch, wall, stop, engine=launch, logs_hint=logs_hint,
                                engine_failures=died, engine_failure=failure, restarts=restarts)
 
 

@@ -1,8 +1,8 @@
 """Ray as a second engine of the program graph (`launch.engines.distributed.graph`): every node is a Ray actor.
 
-    summary = run_distributed(config, num_actors=2, launch_type="ray")            # a Ray instance on this machine
+    summary = run_distributed(config, num_actors=2, launch="ray")            # a Ray instance on this machine
     options = RayOptions(address="10.0.0.1:6379", resources=parse_resources("actor=worker,learner=head"))
-    summary = run_distributed(config, num_actors=2, launch_type="ray", ray_options=options)   # an existing cluster
+    summary = run_distributed(config, num_actors=2, launch="ray", ray_options=options)   # an existing cluster
 
 One generic host (`NodeHost`) builds any node of the graph inside its own Ray actor process: it installs a Ray
 `runtime.Runtime` there (so the node's `runtime.stop_event()` is set when the driver stops the program, and its
@@ -490,7 +490,7 @@ def run_ray_program(
     config: ExperimentConfig, num_actors: int, options: Optional[RayOptions], stop_timeout_s: float,
     bind_address: Optional[str] = None,
 ) -> Dict[str, Any]:
-    """`launch.run_distributed(..., launch_type="ray")` after the shared run-directory preparation: runs the
+    """`launch.run_distributed(..., launch="ray")` after the shared run-directory preparation: runs the
     program on Ray, supervises it, and returns the summary (restarts and Ray's start-up time added). Raises
     `DistributedRunError` naming the node that failed or died. Ray is shut down, and the actors gone, in every case."""
     options = options or RayOptions()

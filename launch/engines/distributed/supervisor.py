@@ -1,8 +1,8 @@
 """What every engine of a distributed program shares around its launch: the run directory, progress, failures.
 
-    prepare_run_directory(config, options, launch_type, num_actors)   # before any node starts
+    prepare_run_directory(config, options, launch, num_actors)   # before any node starts
     ... the engine launches the graph, and every period_s: print_progress(run_dir, max_steps) ...
-    summary = conclude(config, num_actors, launch_type, wall, stop, engine=..., logs_hint=...)
+    summary = conclude(config, num_actors, launch, wall, stop, engine=..., logs_hint=...)
                                         # the summary, or DistributedRunError naming a failed node
 
 Nodes write what the launcher reads here: the steps limiter `progress.json`, a failing node
@@ -37,7 +37,7 @@ class DistributedRunError(RuntimeError):
 
 
 def prepare_run_directory(
-    config: ExperimentConfig, options: RunOptions, launch_type: str, num_actors: int
+    config: ExperimentConfig, options: RunOptions, launch: str, num_actors: int
 ) -> ExperimentConfig:
     """Checks the run directory (another run's checkpoints are refused), writes `run_options.json` (which nodes
     read) and `config.json`, cuts the logs back when resuming (else removes an earlier launch's), and clears what
@@ -52,7 +52,7 @@ def prepare_run_directory(
         )
     run_dir = os.path.abspath(config.run_dir)
     config = dataclasses.replace(config, run_dir=run_dir)
-    lifecycle = RunLifecycle(config, dataclasses.replace(options, launch=launch_type, actors=num_actors))
+    lifecycle = RunLifecycle(config, dataclasses.replace(options, launch=launch, actors=num_actors))
     os.makedirs(run_dir, exist_ok=True)
     write_config(config)
     stale_files = [os.path.join(run_dir, name) for name in ("progress.json", nodes.ENDED_FILE)]
@@ -65,7 +65,7 @@ def prepare_run_directory(
 
 
 def conclude(
-    config: ExperimentConfig, num_actors: int, launch_type: str, wall: float, stop: StopRequests, *,
+    config: ExperimentConfig, num_actors: int, launch: str, wall: float, stop: StopRequests, *,
     engine: str, logs_hint: str, engine_failures: Mapping[str, str] = (),
     engine_failure: Optional[BaseException] = None, **extra: Any,
 ) -> Dict[str, Any]:
@@ -83,7 +83,7 @@ def conclude(
             write_failure_file(config.run_dir, name, why)
     records = [{"name": name, "file": os.path.join(config.run_dir, FAILURES_DIR, f"{name}.txt"),
                 "error": text.strip().splitlines()[-1] if text.strip() else ""} for name, text in failures.items()]
-    summary = summarize(config, config.run_dir, num_actors, launch_type, wall, stop, failures=records, **extra)
+    summary = summarize(config, config.run_dir, num_actors, launch, wall, stop, failures=records, **extra)
     if failures or engine_failure is not None:
         details = "\n".join(f"--- node {name} ---\n{text}" for name, text in failures.items())
         names = ", ".join(failures) or "unknown node"
@@ -166,7 +166,7 @@ def last_evaluation(run_dir: str) -> Optional[float]:
 
 
 def summarize(
-    config: ExperimentConfig, run_dir: str, num_actors: int, launch_type: str, wall: float, stop: StopRequests,
+    config: ExperimentConfig, run_dir: str, num_actors: int, launch: str, wall: float, stop: StopRequests,
     **extra: Any,
 ) -> Dict[str, Any]:
     try:
@@ -186,7 +186,7 @@ def summarize(
     ended_by_program = os.path.exists(os.path.join(run_dir, nodes.ENDED_FILE))
     interrupted = stop.signal_name == "SIGINT" or (stop.requested and not ended_by_program)
     summary = run_summary(
-        config, tracker, counts, wall, launch=launch_type, actors=num_actors, inference=config.inference,
+        config, tracker, counts, wall, launch=launch, actors=num_actors, inference=config.inference,
         average_evaluator_return=evaluation,
         interrupted=interrupted, **({"signal": stop.signal_name} if interrupted else {}), **extra,
     )
@@ -195,6 +195,6 @@ def summarize(
         run_dir,
         actor_labels=[f"actor_{index}" for index in range(num_actors)],
         window=config.return_window,
-        title=f"{config.agent_name} on {config.environment_name}, {num_actors} actors ({launch_type})",
+        title=f"{config.agent_name} on {config.environment_name}, {num_actors} actors ({launch})",
     )
     return summary
