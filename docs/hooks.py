@@ -50,12 +50,13 @@ def _registry():
 
 
 def flag_modes_table() -> str:
-    """One row per flag, one column per mode: "yes" where the flag works, "-" where the parser refuses it."""
+    """One row per flag, one column per launch: "yes" where the flag works, "-" where the parser refuses it."""
     flags = _load_flags()
-    header = "| flag | " + " | ".join(flags.MODES) + " |"
-    rule = "|---|" + "---|" * len(flags.MODES)
+    header = "| flag | " + " | ".join(flags.LAUNCHES) + " |"
+    rule = "|---|" + "---|" * len(flags.LAUNCHES)
     rows = [
-        f"| `{flag}` | " + " | ".join("yes" if mode in flag_rule.modes else "-" for mode in flags.MODES) + " |"
+        f"| `{flag}` | " + " | ".join("yes" if launch in flag_rule.launches else "-" for launch in flags.LAUNCHES)
+        + " |"
         for flag, flag_rule in flags.FLAGS.items()
     ]
     return "\n".join([header, rule, *rows])

@@ -1,9 +1,9 @@
 """Optional packages a run needs, checked before anything is built or written: a missing one is one line.
 
-    missing_package(mode="local_mp", replay="local", environment="CartPole-v1", tensorboard=False)
+    missing_package(launch="local_mp", replay="local", environment="CartPole-v1", tensorboard=False)
     # -> "--launch local_mp needs dm-launchpad, which exists only for Python 3.10 (the classic stack): ..."
 
-Each mode, environment family and flag that needs a package outside the core install names it here with the
+Each launch, environment family and flag that needs a package outside the core install names it here with the
 install that brings it (an extra of setup.py, or the classic stack where a package has no wheel for this Python).
 The command line turns the message into a parser error (exit 2), so a missing package never ends a run as a
 traceback part way through. Only whether a module can be found is checked (`importlib.util.find_spec`): nothing
@@ -79,26 +79,26 @@ _MUJOCO_ENTRY_POINT = "gymnasium.envs.mujoco"
 
 
 def missing_package(
-    *, mode: str, replay: Optional[str], environment: Optional[str], tensorboard: bool
+    *, launch: str, replay: Optional[str], environment: Optional[str], tensorboard: bool
 ) -> Optional[str]:
     """The message for the first package the run lacks (None if it has them all).
 
     Args:
-      mode: one of `launch.cli.flags.MODES`.
+      launch: one of `launch.cli.flags.LAUNCHES`.
       replay: the replay of a single-process run or a Ray program (`--replay`), or None where it does not apply.
       environment: the environment id (`--env`), or None.
       tensorboard: whether TensorBoard files are asked for.
     """
-    if mode in ("local_mt", "local_mp"):
-        found = LAUNCHPAD.message(f"--launch {mode}") or REVERB.message(f"--launch {mode} (its replay node)")
-    elif mode == "ray":
+    if launch in ("local_mt", "local_mp"):
+        found = LAUNCHPAD.message(f"--launch {launch}") or REVERB.message(f"--launch {launch} (its replay node)")
+    elif launch == "ray":
         # The Ray engine's replay node serves the local replay's tables (launch.engines.distributed.replay_node),
         # or is a Reverb server with --replay reverb.
         found = RAY.message("--launch ray") or (
             REVERB.message("--launch ray --replay reverb") if replay == "reverb" else None)
-    elif mode == "offline":
+    elif launch == "offline":
         found = MINARI.message("--dataset")
-    elif mode == "anakin":
+    elif launch == "anakin":
         found = GYMNAX.message("--launch anakin")
     else:
         found = REVERB.message("--replay reverb") if replay == "reverb" else None

@@ -12,11 +12,11 @@ one-line JSON summary.
     python -m launch --agent sac --list-config     # every field --config can set: type, default, meaning
 
 `plan(argv)` parses and checks the command line and builds the run's config without running anything; `main`
-runs the plan. Each flag works in the modes `launch.cli.flags.FLAGS` names (single, local_mt, local_mp, ray,
-anakin, offline); given in another mode it is refused. Every mistake on the command line is a parser message
+runs the plan. Each flag works with the launches `launch.cli.flags.FLAGS` names (single, local_mt, local_mp, ray,
+anakin, offline); given with another it is refused. Every mistake on the command line is a parser message
 (exit 2) naming the flag. The last line of standard output is always the JSON summary alone. Ctrl-C or SIGTERM
 ends the run cleanly: the summary says `"interrupted": true` and the exit code is 130 (SIGINT) or 143 (SIGTERM).
-Any error that ends a run, in any mode (a NaN loss, a full disk, a node that fails), ends it with a summary that
+Any error that ends a run, with any launch (a NaN loss, a full disk, a node that fails), ends it with a summary that
 says `"failed": true` and the error (`launch.experiments.summaries.failed_summary`), and exit 1; so does a final
 save that fails (the summary's `failures`, and `<run_dir>/failures/`). One process at a time runs a run directory
 (`RunDirectoryLock`): a second one exits 2, naming the first's pid.
@@ -83,7 +83,7 @@ def _bounded(kind, minimum, strictly: bool = False, maximum=None):
 
 class FlagParser(argparse.ArgumentParser):
     """An ArgumentParser whose namespace holds only the flags given on the command line (each is added with
-    `default=argparse.SUPPRESS`), so a default value is never mistaken for a flag given in the wrong mode.
+    `default=argparse.SUPPRESS`), so a default value is never mistaken for a flag given with the wrong launch.
 
     Attributes:
       defaults: attribute -> the value a flag left out takes.
@@ -97,7 +97,7 @@ class FlagParser(argparse.ArgumentParser):
 
     def add_flag(self, flag: str, default: Any = None, **kwargs) -> None:
         if flag not in FLAGS:
-            raise KeyError(f"{flag} has no row in launch.cli.flags.FLAGS: say there in which modes it works.")
+            raise KeyError(f"{flag} has no row in launch.cli.flags.FLAGS: say there with which launches it works.")
         action = self.add_argument(flag, default=argparse.SUPPRESS, **kwargs)
         self.defaults[action.dest] = default
         self.dests[flag] = action.dest
@@ -198,8 +198,8 @@ class RunPlan:
     """A checked command line, ready to run: `plan` builds it, `main` runs it.
 
     Attributes:
-      mode: one of `launch.cli.flags.MODES`.
-      config: the mode's config: `ExperimentConfig` (single, local_mt, local_mp, ray), `OfflineExperimentConfig`
+      launch: one of `launch.cli.flags.LAUNCHES` (`RunOptions.launch`, the summary's `launch`).
+      config: the launch's config: `ExperimentConfig` (single, local_mt, local_mp, ray), `OfflineExperimentConfig`
         (offline) or `AnakinConfig` (anakin); None for a listing.
       options: checkpoints, TensorBoard, resume, the launch and its actors (Anakin's TensorBoard is in its config).
       ray_options: `RayOptions` for --launch ray, else None.
@@ -208,7 +208,7 @@ class RunPlan:
       compilation_cache: --compilation-cache: a directory, "off", or None for the default directory.
     """
 
-    mode: str
+    launch: str
     config: Any = None
     options: RunOptions = RunOptions()
     ray_options: Optional[RayOptions] = None
@@ -224,7 +224,7 @@ class _SavedRun(NamedTuple):
     options: RunOptions
 
     @property
-    def mode(self) -> str:
+    def launch(self) -> str:
         return "offline" if "dataset" in self.arguments else self.options.launch
 
 
@@ -251,30 +251,30 @@ def plan(argv: Optional[Sequence[str]] = None) -> RunPlan:
     args, given = parser.read(argv)
     if args.resume and is_anakin_run(args.resume):
         return _plan_anakin_resume(parser, args, given, args.launch or "anakin")
-    # A resumed run's mode is its own, unless the command line names one (then the two must agree, below).
+    # A resumed run's launch is its own, unless the command line names one (then the two must agree, below).
     saved = _read_saved(parser, args.resume) if args.resume and not (args.dataset or args.launch) else None
-    mode = "offline" if args.dataset else args.launch or (saved.mode if saved else "single")
+    launch = "offline" if args.dataset else args.launch or (saved.launch if saved else "single")
     for flag in [flag for flag in FLAGS if flag in given]:
-        message = refusal(flag, mode, getattr(args, parser.dests[flag]))
+        message = refusal(flag, launch, getattr(args, parser.dests[flag]))
         if message:
             parser.error(message)
     if args.list_config:
-        return RunPlan(mode, listing=_listing(parser, args))
+        return RunPlan(launch, listing=_listing(parser, args))
     if args.resume:
         saved = saved or _read_saved(parser, args.resume)
-    missing = _missing_package(args, given, mode, saved)  # before the run directory's checks: it is not the fault
+    missing = _missing_package(args, given, launch, saved)  # before the run directory's checks: it is not the fault
     if missing:
         parser.error(missing)
     if args.resume:
-        _check_resume(parser, args, given, saved, mode)
+        _check_resume(parser, args, given, saved, launch)
     else:
-        _check_new_run(parser, args, given, mode)
+        _check_new_run(parser, args, given, launch)
     try:
-        if mode == "anakin":
-            return RunPlan(mode, config=config_from_arguments(args), overwrite=args.overwrite,
+        if launch == "anakin":
+            return RunPlan(launch, config=config_from_arguments(args), overwrite=args.overwrite,
                            compilation_cache=args.compilation_cache)
-        options = _run_options(args, given, mode, saved)
-        if mode == "offline":
+        options = _run_options(args, given, launch, saved)
+        if launch == "offline":
             config = make_offline_experiment_config(**_arguments(parser, args, given, _OFFLINE_ARGUMENTS, saved))
         else:
             config = make_experiment_config(**_arguments(parser, args, given, _ONLINE_ARGUMENTS, saved))
@@ -282,11 +282,11 @@ def plan(argv: Optional[Sequence[str]] = None) -> RunPlan:
             check_run_directory(config, options)  # the checkpoint must be this run's (agent, config, seed)
     except (ValueError, FileNotFoundError, CheckpointError) as error:
         parser.error(str(error))
-    if mode in DISTRIBUTED and config.stop_at_average_return is not None and not config.evaluation_every:
-        parser.error(f"--stop-at-return in mode {mode} needs --eval-every > 0: evaluation rounds decide the stop.")
-    _check_bind_address(parser, args, given, mode, config)
-    ray_options = _ray_options(parser, args) if mode == "ray" else None
-    return RunPlan(mode, config=config, options=options, ray_options=ray_options, overwrite=args.overwrite,
+    if launch in DISTRIBUTED and config.stop_at_average_return is not None and not config.evaluation_every:
+        parser.error(f"--stop-at-return in mode {launch} needs --eval-every > 0: evaluation rounds decide the stop.")
+    _check_bind_address(parser, args, given, launch, config)
+    ray_options = _ray_options(parser, args) if launch == "ray" else None
+    return RunPlan(launch, config=config, options=options, ray_options=ray_options, overwrite=args.overwrite,
                    compilation_cache=args.compilation_cache)
 
 
@@ -294,9 +294,9 @@ def plan(argv: Optional[Sequence[str]] = None) -> RunPlan:
 _ANAKIN_RESUME_FLAGS = {"--resume", "--launch", "--progress-seconds", "--checkpoint-every", "--compilation-cache"}
 
 
-def _plan_anakin_resume(parser, args, given: FrozenSet[str], mode: str) -> RunPlan:
+def _plan_anakin_resume(parser, args, given: FrozenSet[str], launch: str) -> RunPlan:
     """`--resume RUN_DIR` of an Anakin run: its `anakin.json`, with the progress and checkpoint period given."""
-    if mode != "anakin" and "--launch" in given:
+    if launch != "anakin" and "--launch" in given:
         parser.error(f"--resume {args.resume}: that run was launched with --launch anakin, and its checkpoints hold "
                      f"what that runner saves: leave --launch out to resume it as it was launched.")
     others = sorted(given - _ANAKIN_RESUME_FLAGS)
@@ -314,14 +314,14 @@ def _plan_anakin_resume(parser, args, given: FrozenSet[str], mode: str) -> RunPl
                    compilation_cache=args.compilation_cache)
 
 
-def _missing_package(args, given: FrozenSet[str], mode: str, saved: Optional[_SavedRun]) -> Optional[str]:
+def _missing_package(args, given: FrozenSet[str], launch: str, saved: Optional[_SavedRun]) -> Optional[str]:
     """`launch.cli.packages.missing_package` for this command line (a resumed run's own replay, environment and
     TensorBoard where the flags leave them out)."""
     saved_arguments = saved.arguments if saved else {}
     replay = args.replay if "--replay" in given else saved_arguments.get("replay")
     return missing_package(
-        mode=mode,
-        replay=replay if mode in ("single", "ray") else None,
+        launch=launch,
+        replay=replay if launch in ("single", "ray") else None,
         environment=args.env or saved_arguments.get("environment"),
         tensorboard=bool(args.tensorboard or (saved and saved.options.tensorboard)),
     )
@@ -347,17 +347,17 @@ def _read_saved(parser, run_dir: str) -> _SavedRun:
         parser.error(str(error))
 
 
-def _check_new_run(parser, args, given: FrozenSet[str], mode: str) -> None:
+def _check_new_run(parser, args, given: FrozenSet[str], launch: str) -> None:
     if not (args.agent and args.env):
-        if mode == "offline":
+        if launch == "offline":
             parser.error(f"--dataset needs --agent ({', '.join(offline_agents())}) and --env (the environment the "
                          f"agent is evaluated in).")
         parser.error("--agent and --env are required (or --resume RUN_DIR).")
     for flag in ("--overwrite", "--tensorboard", "--checkpoint-every"):
         if flag in given and not args.run_dir:
             parser.error(f"{flag} acts on the run directory: add --run-dir DIR.")
-    if mode in DISTRIBUTED and not args.run_dir:
-        parser.error(f"--launch {mode} needs --run-dir (node logs, progress and failures go there).")
+    if launch in DISTRIBUTED and not args.run_dir:
+        parser.error(f"--launch {launch} needs --run-dir (node logs, progress and failures go there).")
     if "--seed" in given and "--seeds" in given:
         parser.error("--seed and --seeds both name the seeds: give --seeds alone (e.g. --seeds 3 or 0-15).")
     if args.run_dir:
@@ -367,14 +367,14 @@ def _check_new_run(parser, args, given: FrozenSet[str], mode: str) -> None:
             parser.error(str(error))
 
 
-def _check_resume(parser, args, given: FrozenSet[str], saved: _SavedRun, mode: str) -> None:
-    """The command line's mode and run directory must be the resumed run's."""
+def _check_resume(parser, args, given: FrozenSet[str], saved: _SavedRun, launch: str) -> None:
+    """The command line's launch and run directory must be the resumed run's."""
     if "--overwrite" in given:
         parser.error(f"--resume {args.resume} continues that run; --overwrite would erase it: drop one of them.")
     if args.run_dir is not None and args.run_dir != args.resume:
         parser.error("--resume RUN_DIR continues RUN_DIR: leave --run-dir out.")
-    if (mode == "offline") != (saved.mode == "offline") or (mode == "single") != (saved.mode == "single"):
-        how = "--dataset " + saved.arguments["dataset"] if saved.mode == "offline" else f"--launch {saved.mode}"
+    if (launch == "offline") != (saved.launch == "offline") or (launch == "single") != (saved.launch == "single"):
+        how = "--dataset " + saved.arguments["dataset"] if saved.launch == "offline" else f"--launch {saved.launch}"
         parser.error(
             f"--resume {args.resume}: that run was launched with {how}, and its checkpoints hold what that runner "
             f"saves: leave --launch and --dataset out to resume it as it was launched."
@@ -401,7 +401,7 @@ def _arguments(parser, args, given: FrozenSet[str], names: Dict[str, str], saved
     return {**saved.arguments, **arguments, "config_overrides": overrides, "run_dir": args.resume}
 
 
-def _run_options(args, given: FrozenSet[str], mode: str, saved: Optional[_SavedRun]) -> RunOptions:
+def _run_options(args, given: FrozenSet[str], launch: str, saved: Optional[_SavedRun]) -> RunOptions:
     """Checkpoints, TensorBoard and actors as given, else as the resumed run had them, else the defaults."""
     base = saved.options if saved else RunOptions()
     minutes = args.checkpoint_every if "--checkpoint-every" in given else base.checkpoint_every_minutes
@@ -409,23 +409,23 @@ def _run_options(args, given: FrozenSet[str], mode: str, saved: Optional[_SavedR
         checkpoint_every_minutes=minutes,
         tensorboard=args.tensorboard or base.tensorboard,
         resume=bool(args.resume),
-        launch=mode,
-        actors=args.actors if "--actors" in given else base.actors if mode in DISTRIBUTED else 1,
+        launch=launch,
+        actors=args.actors if "--actors" in given else base.actors if launch in DISTRIBUTED else 1,
         bind_address=args.bind_address,  # never the saved run's: a file never opens a port beyond loopback
     )
 
 
-def _check_bind_address(parser, args, given: FrozenSet[str], mode: str, config) -> None:
+def _check_bind_address(parser, args, given: FrozenSet[str], launch: str, config) -> None:
     """A run that starts servers needs the library that keeps them on --bind-address (`launch.engines.bind_address`,
     built here once); a single-process run with --replay local starts none, nor do offline and Anakin runs."""
-    if mode not in DISTRIBUTED + ("single",):
+    if launch not in DISTRIBUTED + ("single",):
         return
-    if mode == "single" and config.replay != "reverb":
+    if launch == "single" and config.replay != "reverb":
         if "--bind-address" in given:
             parser.error(f"--bind-address: --replay {config.replay} starts no server: drop --bind-address.")
         return
     try:
-        if mode in ("local_mt", "local_mp"):
+        if launch in ("local_mt", "local_mp"):
             check_launchpad_bind_address(args.bind_address)
         bind_address.check_can_listen(args.bind_address)
     except ValueError as error:
@@ -474,13 +474,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 def _identity(run: RunPlan, wall_seconds: float) -> Dict[str, Any]:
     """What names a run whose runner made no summary (an error ended it first), for `failed_summary`."""
     config = run.config
-    if run.mode == "anakin":
+    if run.launch == "anakin":
         known = {"agent": config.agent, "env": config.environment, "launch": "anakin", "seeds": list(config.seeds),
                  "config": dataclasses.asdict(config.resolved_agent_config)}
     else:
-        known = {"agent": config.agent_name, "env": config.environment_name, "launch": run.mode, "seed": config.seed,
+        known = {"agent": config.agent_name, "env": config.environment_name, "launch": run.launch, "seed": config.seed,
                  "config": config.agent_config_dict()}
-        if run.mode == "offline":
+        if run.launch == "offline":
             known["dataset"] = config.dataset_name
     return {**known, "wall_seconds": round(wall_seconds, 2)}
 

@@ -13,7 +13,7 @@ import os
 import pytest
 from stack import require
 
-from launch.cli.flags import DISTRIBUTED, FLAGS, MODES
+from launch.cli.flags import DISTRIBUTED, FLAGS, LAUNCHES
 from launch.cli.train import make_parser, plan
 from launch.engines.anakin import AnakinConfig, write_anakin_config
 from launch.experiments.config import OfflineExperimentConfig
@@ -44,30 +44,30 @@ def datasets(tmp_path_factory):
             os.environ["MINARI_DATASETS_PATH"] = previous
 
 
-def base_arguments(mode, directory):
+def base_arguments(launch, directory):
     """A command line that plans in `mode`, with a run directory (several flags act on one)."""
-    run_dir = ["--run-dir", str(directory / f"run-{mode}")]
-    if mode == "offline":
+    run_dir = ["--run-dir", str(directory / f"run-{launch}")]
+    if launch == "offline":
         return ["--agent", "bc", "--env", "CartPole-v1", "--dataset", DATASET, *run_dir]
-    if mode == "anakin":
+    if launch == "anakin":
         return ["--agent", "ppo", "--env", "gymnax/CartPole-v1", "--launch", "anakin", *run_dir]
-    return ["--agent", "dqn", "--env", "CartPole-v1", "--launch", mode, *run_dir]
+    return ["--agent", "dqn", "--env", "CartPole-v1", "--launch", launch, *run_dir]
 
 
-def saved_run(mode, directory):
+def saved_run(launch, directory):
     """A run directory to resume, as a run of `mode` leaves it before its first checkpoint."""
-    run_dir = str(directory / f"saved-{mode}")
-    if mode == "anakin":
+    run_dir = str(directory / f"saved-{launch}")
+    if launch == "anakin":
         write_anakin_config(AnakinConfig(agent="ppo", environment="gymnax/CartPole-v1", max_num_actor_steps=100,
                                          run_dir=run_dir))
         return run_dir
-    if mode == "offline":
+    if launch == "offline":
         write_config(make_offline_experiment_config(
             agent="bc", dataset=DATASET, environment="CartPole-v1", max_num_learner_steps=100, run_dir=run_dir))
     else:
         write_config(make_experiment_config(agent="dqn", environment="CartPole-v1", max_num_actor_steps=100,
                                             run_dir=run_dir))
-    write_run_options(run_dir, RunOptions(launch=mode))
+    write_run_options(run_dir, RunOptions(launch=launch))
     return run_dir
 
 
@@ -116,7 +116,7 @@ EXAMPLES = {
                                 + (["--eval-every", "10"] if m in DISTRIBUTED else []),
                                 lambda p, m: p.config.stop_at_average_return == 99.0),
     "--launch": Example(lambda m: ["--launch", m if m != "offline" else "single"],
-                        lambda p, m: p.mode == m and (m == "anakin" or p.options.launch == m)),
+                        lambda p, m: p.launch == m and (m == "anakin" or p.options.launch == m)),
     "--actors": Example(lambda m: ["--actors", "3"], lambda p, m: p.options.actors == 3),
     "--ray-address": Example(lambda m: ["--ray-address", "10.0.0.1:6379"],
                              lambda p, m: p.ray_options.address == "10.0.0.1:6379"),
@@ -147,12 +147,12 @@ EXAMPLES = {
 }
 
 
-def _cell_arguments(flag, mode, directory):
+def _cell_arguments(flag, launch, directory):
     if flag != "--resume":
-        return base_arguments(mode, directory) + EXAMPLES[flag].arguments(mode)
-    if mode in FLAGS["--resume"].modes:
-        return ["--resume", saved_run(mode, directory)]  # the run's own mode, from its directory
-    return base_arguments(mode, directory) + ["--resume", str(directory / "any")]
+        return base_arguments(launch, directory) + EXAMPLES[flag].arguments(launch)
+    if launch in FLAGS["--resume"].launches:
+        return ["--resume", saved_run(launch, directory)]  # the run's own mode, from its directory
+    return base_arguments(launch, directory) + ["--resume", str(directory / "any")]
 
 
 def _plan(arguments):
@@ -164,26 +164,26 @@ def _plan(arguments):
             return exit, errors.getvalue()
 
 
-CELLS = [(flag, mode) for flag in FLAGS for mode in MODES]
+CELLS = [(flag, launch) for flag in FLAGS for launch in LAUNCHES]
 
 
 @pytest.mark.filterwarnings("ignore:.*CartPole-v0 is out of date")
-@pytest.mark.parametrize("flag, mode", CELLS, ids=[f"{flag}-{mode}" for flag, mode in CELLS])
-def test_a_flag_works_where_the_table_says_and_is_refused_elsewhere(flag, mode, tmp_path, request):
-    if mode == "offline" or flag == "--dataset":
+@pytest.mark.parametrize("flag, launch", CELLS, ids=[f"{flag}-{launch}" for flag, launch in CELLS])
+def test_a_flag_works_where_the_table_says_and_is_refused_elsewhere(flag, launch, tmp_path, request):
+    if launch == "offline" or flag == "--dataset":
         request.getfixturevalue("datasets")
-    arguments = _cell_arguments(flag, mode, tmp_path)
+    arguments = _cell_arguments(flag, launch, tmp_path)
     result, errors = _plan(arguments)
-    if mode in FLAGS[flag].modes:
+    if launch in FLAGS[flag].launches:
         assert not isinstance(result, SystemExit), f"{arguments} was refused: {errors}"
-        assert result.mode == mode
+        assert result.launch == launch
         carried = (lambda p, m: p.options.resume and p.config.run_dir == arguments[1]) if flag == "--resume" \
             else EXAMPLES[flag].carried
-        assert carried(result, mode), f"{flag} did not reach the {mode} plan: {result}"
+        assert carried(result, launch), f"{flag} did not reach the {launch} plan: {result}"
     else:
         assert isinstance(result, SystemExit) and result.code == 2, f"{arguments} was not refused: {result}"
         message = errors.strip().splitlines()[-1]
-        assert flag in message and mode in message and "Traceback" not in errors, message
+        assert flag in message and launch in message and "Traceback" not in errors, message
 
 
 def test_the_table_the_parser_and_the_examples_agree():
