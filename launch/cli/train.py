@@ -228,7 +228,8 @@ class _SavedRun(NamedTuple):
         return "offline" if "dataset" in self.arguments else self.options.launch
 
 
-# Flags that set an argument of make_experiment_config (online) or make_offline_experiment_config (offline).
+# Flags that set an argument of make_experiment_config (online) or make_offline_experiment_config (offline), whose
+# keywords are public (README, docs) and so keep their names.
 _SHARED_ARGUMENTS = {
     "--agent": "agent", "--env": "environment", "--seed": "seed", "--run-dir": "run_dir",
     "--config": "config_overrides", "--eval-every": "evaluation_every", "--target-return": "target_return",
@@ -240,8 +241,7 @@ _ONLINE_ARGUMENTS = {**_SHARED_ARGUMENTS, "--steps": "max_num_actor_steps", "--n
 _OFFLINE_ARGUMENTS = {**_SHARED_ARGUMENTS, "--steps": "max_num_learner_steps", "--dataset": "dataset"}
 # What names a run: given with --resume, these must be the run's own.
 # --replay too: a checkpoint holds the replay in its own format; --preset: the run's config started from it.
-_IDENTITY = (("--agent", "agent"), ("--env", "environment"), ("--seed", "seed"), ("--dataset", "dataset"),
-             ("--replay", "replay"), ("--preset", "preset"))
+_IDENTITY = ("--agent", "--env", "--seed", "--dataset", "--replay", "--preset")
 
 
 def plan(argv: Optional[Sequence[str]] = None) -> RunPlan:
@@ -389,7 +389,8 @@ def _arguments(parser, args, given: FrozenSet[str], names: Dict[str, str], saved
     if saved is None:
         arguments.setdefault(names["--steps"], args.steps)
         return arguments
-    for flag, name in _IDENTITY:
+    for flag in _IDENTITY:
+        name = names.get(flag)  # --dataset is offline's only; --replay and --preset online's
         if name in arguments and arguments[name] != saved.arguments.get(name):
             parser.error(
                 f"--resume {args.resume}: the run there is {saved.arguments.get(name)!r} ({args.resume}/config.json), "

@@ -118,7 +118,7 @@ class AnakinConfig:
             raise ValueError(
                 f"Agent {self.agent!r} has no Anakin (fully jitted) form. Choose one of: {', '.join(anakin_agents())}."
             )
-        _check_environment_name(self.agent, self.environment)
+        _check_environment_id(self.agent, self.environment)
         if self.max_num_actor_steps < 1:
             raise ValueError(f"AnakinConfig.max_num_actor_steps must be >= 1, got {self.max_num_actor_steps}.")
         if not self.seeds:
@@ -150,7 +150,7 @@ class AnakinConfig:
         return environment_threshold(self.environment[len(GYMNAX_PREFIX):])
 
 
-def _check_environment_name(agent: str, environment: str) -> None:
+def _check_environment_id(agent: str, environment: str) -> None:
     """ValueError unless `environment` names a JAX environment of the kind `agent` acts in: `jaxmarl/<id>` for a
     multi-agent agent (jaxmarl installed, the id known), `gymnax/<id>` for the others, or `brax/<task>` for a
     continuous one (brax installed, the task known)."""
