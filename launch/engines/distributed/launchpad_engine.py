@@ -171,7 +171,7 @@ def run_launchpad_program(
                                engine_failures=died, engine_failure=failure, restarts=restarts)
 
 
-def _supervise(program, manager, stop: StopRequests, run_dir: str, period_s: float, max_steps: int,
+def _supervise(program, manager, stop: StopRequests, run_dir: str, period_s: float, max_num_actor_steps: int,
                stop_timeout_s: float) -> Tuple[Optional[BaseException], Dict[str, str], Dict[str, int]]:
     """Waits for the program (printing progress); checkpoints the run when a signal is held back (`StopRequests`),
     then lets Launchpad stop the nodes. Returns the first worker failure, if any, {node: what Launchpad saw} for
@@ -214,7 +214,7 @@ def _supervise(program, manager, stop: StopRequests, run_dir: str, period_s: flo
             stop.release()
         if time.time() - last_print >= period_s:
             last_print = time.time()
-            supervisor.print_progress(run_dir, max_steps)
+            supervisor.print_progress(run_dir, max_num_actor_steps)
     restarts = {name: process.restarts for name, process in processes.items()
                 if isinstance(process, _RestartingProcess) and process.restarts}
     return result.get("failure"), result.get("died", {}), restarts

@@ -1,7 +1,7 @@
 """What every engine of a distributed program shares around its launch: the run directory, progress, failures.
 
     prepare_run_directory(config, options, launch, num_actors)   # before any node starts
-    ... the engine launches the graph, and every period_s: print_progress(run_dir, max_steps) ...
+    ... the engine launches the graph, and every period_s: print_progress(run_dir, max_num_actor_steps) ...
     summary = conclude(config, num_actors, launch, wall, stop, engine=..., logs_hint=...)
                                         # the summary, or DistributedRunError naming a failed node
 
@@ -131,14 +131,14 @@ def read_progress(run_dir: str) -> Dict[str, Any]:
         return json.load(f)
 
 
-def print_progress(run_dir: str, max_steps: int) -> None:
+def print_progress(run_dir: str, max_num_actor_steps: int) -> None:
     try:
         counts = read_progress(run_dir)
     except (OSError, ValueError):  # not written yet
         return
     evaluation = last_evaluation(run_dir)
     print(
-        f"[distributed] actor steps {int(counts.get('actor_steps', 0)):>8d}/{max_steps} | "
+        f"[distributed] actor steps {int(counts.get('actor_steps', 0)):>8d}/{max_num_actor_steps} | "
         f"episodes {int(counts.get('actor_episodes', 0)):>5d} | learner steps {int(counts.get('learner_steps', 0)):>6d}"
         + (f" | evaluator return {evaluation:6.1f}" if evaluation is not None else ""),
         flush=True,
