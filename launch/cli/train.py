@@ -198,23 +198,26 @@ class RunPlan:
     """A checked command line, ready to run: `plan` builds it, `main` runs it.
 
     Attributes:
-      launch: one of `launch.cli.flags.LAUNCHES` (`RunOptions.launch`, the summary's `launch`).
       config: the launch's config: `ExperimentConfig` (single, local_mt, local_mp, ray), `OfflineExperimentConfig`
         (offline) or `AnakinConfig` (anakin); None for a listing.
-      options: checkpoints, TensorBoard, resume, the launch and its actors (Anakin's TensorBoard is in its config).
+      options: the launch (one of `launch.cli.flags.LAUNCHES`, as the summary's `launch` records it), checkpoints,
+        TensorBoard, resume and actors (an Anakin run's checkpoints and TensorBoard are in its config).
       ray_options: `RayOptions` for --launch ray, else None.
       overwrite: clear the new run's directory before running (--overwrite).
       listing: --list-config: the text to print instead of running.
       compilation_cache: --compilation-cache: a directory, "off", or None for the default directory.
     """
 
-    launch: str
     config: Any = None
     options: RunOptions = RunOptions()
     ray_options: Optional[RayOptions] = None
     overwrite: bool = False
     listing: Optional[str] = None
     compilation_cache: Optional[str] = None
+
+    @property
+    def launch(self) -> str:
+        return self.options.launch
 
 
 class _SavedRun(NamedTuple):
@@ -259,7 +262,7 @@ def plan(argv: Optional[Sequence[str]] = None) -> RunPlan:
         if message:
             parser.error(message)
     if args.list_config:
-        return RunPlan(launch, listing=_listing(parser, args))
+        return RunPlan(options=RunOptions(launch=launch), listing=_listing(parser, args))
     if args.resume:
         saved = saved or _read_saved(parser, args.resume)
     missing = _missing_package(args, given, launch, saved)  # before the run directory's checks: it is not the fault
@@ -271,8 +274,8 @@ def plan(argv: Optional[Sequence[str]] = None) -> RunPlan:
         _check_new_run(parser, args, given, launch)
     try:
         if launch == "anakin":
-            return RunPlan(launch, config=config_from_arguments(args), overwrite=args.overwrite,
-                           compilation_cache=args.compilation_cache)
+            return RunPlan(config=config_from_arguments(args), options=RunOptions(launch=launch),
+                           overwrite=args.overwrite, compilation_cache=args.compilation_cache)
         options = _run_options(args, given, launch, saved)
         if launch == "offline":
             config = make_offline_experiment_config(**_arguments(parser, args, given, _OFFLINE_ARGUMENTS, saved))
@@ -286,7 +289,7 @@ def plan(argv: Optional[Sequence[str]] = None) -> RunPlan:
         parser.error(f"--stop-at-return in mode {launch} needs --eval-every > 0: evaluation rounds decide the stop.")
     _check_bind_address(parser, args, given, launch, config)
     ray_options = _ray_options(parser, args) if launch == "ray" else None
-    return RunPlan(launch, config=config, options=options, ray_options=ray_options, overwrite=args.overwrite,
+    return RunPlan(config=config, options=options, ray_options=ray_options, overwrite=args.overwrite,
                    compilation_cache=args.compilation_cache)
 
 
@@ -310,7 +313,7 @@ def _plan_anakin_resume(parser, args, given: FrozenSet[str], launch: str) -> Run
         config = read_anakin_config(args.resume, **changes)
     except (CheckpointError, ValueError) as error:
         parser.error(str(error))
-    return RunPlan("anakin", config=config, options=RunOptions(resume=True, launch="anakin"),
+    return RunPlan(config=config, options=RunOptions(resume=True, launch="anakin"),
                    compilation_cache=args.compilation_cache)
 
 
