@@ -181,8 +181,8 @@ class RunOptions:
       checkpoint_every_minutes: minutes between checkpoints (also one at every clean stop); None: none.
       tensorboard: also write TensorBoard event files under `<run_dir>/tensorboard/`.
       resume: continue from the run directory's latest checkpoint (a fresh start if it has none yet).
-      launch, actors: the runner (`--launch`) and a distributed program's actor nodes, so `--resume` relaunches
-        the run as it was launched.
+      launch, actors: the runner (`--launch`; the command line says "offline" for --dataset) and a distributed
+        program's actor nodes, so `--resume` relaunches the run as it was launched.
       bind_address: the address the run's servers listen on (`launch.engines.bind_address`); None: 127.0.0.1, or,
         joining a Ray cluster, the address this machine reaches it from. `--resume` does not take it from the
         saved run: only a command line opens a port beyond this machine.
