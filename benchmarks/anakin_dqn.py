@@ -22,7 +22,6 @@ time is measured once per side (ahead-of-time lower + compile). The return is ea
 The record goes to `anakin_dqn.json`.
 """
 
-import argparse
 import functools
 import os
 import sys
@@ -33,7 +32,7 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
-from benchmarks.anakin_off_policy import side_by_side  # noqa: E402
+from benchmarks.anakin_off_policy import side_by_side, side_by_side_arguments  # noqa: E402
 
 ENVIRONMENT, NUM_ENVS = "CartPole-v1", 4
 
@@ -193,10 +192,7 @@ def compare(quick: bool, out=None) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="20k environment steps and 2 repeats, not 100k and 3")
-    parser.add_argument("--out", default=None, help="results directory (default benchmarks/results)")
-    args = parser.parse_args()
+    args = side_by_side_arguments(__doc__, "20k environment steps and 2 repeats, not 100k and 3")
     compare(args.quick, args.out)
 
 

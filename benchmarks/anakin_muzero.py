@@ -22,7 +22,6 @@ time is measured once per side (ahead-of-time lower + compile). The return is ea
 The record goes to `anakin_muzero.json`.
 """
 
-import argparse
 import os
 import sys
 
@@ -31,7 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
-from benchmarks.anakin_off_policy import side_by_side  # noqa: E402
+from benchmarks.anakin_off_policy import side_by_side, side_by_side_arguments  # noqa: E402
 from benchmarks.anakin_recurrent import NUM_ENVS, bare_loop  # noqa: E402
 
 ENVIRONMENT = "CartPole-v1"
@@ -136,10 +135,7 @@ def compare(quick: bool, out=None) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="4k environment steps and 2 repeats, not 20k and 3")
-    parser.add_argument("--out", default=None, help="results directory (default benchmarks/results)")
-    args = parser.parse_args()
+    args = side_by_side_arguments(__doc__, "4k environment steps and 2 repeats, not 20k and 3")
     compare(args.quick, args.out)
 
 

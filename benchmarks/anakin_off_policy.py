@@ -418,13 +418,20 @@ def side_by_side(name: str, agent, baseline, total_steps: int, repeats: int, qui
     print(f"wrote {path}")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--agent", choices=sorted(BASELINES), nargs="*", default=list(BASELINES),
-                        help="the agents to compare (default: all, one after another)")
-    parser.add_argument("--quick", action="store_true", help="4k environment steps and 2 repeats, not 20k and 3")
+def side_by_side_arguments(doc: str, quick: str, agents=None) -> argparse.Namespace:
+    """The command line of a `side_by_side` benchmark: `--quick` (`quick` says what it shortens), `--out`, and
+    with `agents` (names) `--agent`, one or more of them (default: all, one after another)."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    if agents is not None:
+        parser.add_argument("--agent", choices=sorted(agents), nargs="*", default=list(agents),
+                            help="the agents to compare (default: all, one after another)")
+    parser.add_argument("--quick", action="store_true", help=quick)
     parser.add_argument("--out", default=None, help="results directory (default benchmarks/results)")
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = side_by_side_arguments(__doc__, "4k environment steps and 2 repeats, not 20k and 3", agents=BASELINES)
     for name in args.agent:
         print(f"-- {name}", flush=True)
         compare(name, _our_config(name), BASELINES[name], args.quick, args.out)

@@ -24,7 +24,6 @@ time is measured once per side (ahead-of-time lower + compile). The return is ea
 Each agent's record goes to `anakin_<agent>.json` (the report's `anakin_impala`, `anakin_r2d2`).
 """
 
-import argparse
 import os
 import sys
 
@@ -34,7 +33,7 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
-from benchmarks.anakin_off_policy import side_by_side  # noqa: E402
+from benchmarks.anakin_off_policy import side_by_side, side_by_side_arguments  # noqa: E402
 
 ENVIRONMENT, NUM_ENVS = "MemoryChain-bsuite", 4
 
@@ -259,12 +258,7 @@ def compare(name: str, quick: bool, out=None) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--agent", choices=sorted(BASELINES), nargs="*", default=list(BASELINES),
-                        help="the agents to compare (default: both, one after another)")
-    parser.add_argument("--quick", action="store_true", help="8k environment steps and 2 repeats, not 40k and 3")
-    parser.add_argument("--out", default=None, help="results directory (default benchmarks/results)")
-    args = parser.parse_args()
+    args = side_by_side_arguments(__doc__, "8k environment steps and 2 repeats, not 40k and 3", agents=BASELINES)
     for name in args.agent:
         print(f"-- {name}", flush=True)
         compare(name, args.quick, args.out)

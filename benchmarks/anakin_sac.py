@@ -16,7 +16,6 @@ time is measured once per side (ahead-of-time lower + compile). The return is ea
     python benchmarks/anakin_sac.py [--quick] [--out benchmarks/results]
 """
 
-import argparse
 import os
 import sys
 
@@ -26,7 +25,7 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
 from benchmarks.anakin_off_policy import (COMMON_CONFIG, GAMMA, HIDDEN, LR, TAU, bare_loop, compare,  # noqa: E402
-                                          pendulum)
+                                          pendulum, side_by_side_arguments)
 
 
 def make_baseline(iterations: int):
@@ -111,10 +110,7 @@ def make_baseline(iterations: int):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="4k environment steps and 2 repeats, not 20k and 3")
-    parser.add_argument("--out", default=None, help="results directory (default benchmarks/results)")
-    args = parser.parse_args()
+    args = side_by_side_arguments(__doc__, "4k environment steps and 2 repeats, not 20k and 3")
     import launch  # noqa: F401  (import order: JAX substrate before anything else)
     from agents.sac import SACConfig
 
