@@ -16,6 +16,7 @@ from acmelike.adders.base import Adder
 from acmelike.builders import ActorLearnerBuilder, policy_extras_spec
 from acmelike.specs import EnvironmentSpec
 from acmelike.types import ReplaySample
+from agents.config_parts import PrioritizedReplay
 
 
 def write_priorities(replay_client, table: str, batch: ReplaySample, extras: Mapping[str, np.ndarray]) -> None:
@@ -42,9 +43,10 @@ class OffPolicyBuilder(ActorLearnerBuilder[Any, ActorCore]):
 
     @property
     def priority_exponent(self) -> float:
-        """Prioritized replay's exponent (alpha): items are sampled in proportion to priority ** alpha; 0 (here):
-        uniform replay. An agent whose config has a `priority_exponent` field (DQN, D4PG) returns it."""
-        return 0.0
+        """Prioritized replay's exponent (alpha): items are sampled in proportion to priority ** alpha. The config's
+        `priority_exponent` where it is composed of `agents.config_parts.PrioritizedReplay` (DQN, D4PG), else 0:
+        uniform replay."""
+        return self.config.priority_exponent if isinstance(self.config, PrioritizedReplay) else 0.0
 
     def _prioritized(self) -> bool:
         return self.priority_exponent > 0

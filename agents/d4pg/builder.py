@@ -16,10 +16,6 @@ class D4PGBuilder(OffPolicyBuilder):
     def __init__(self, config: D4PGConfig = D4PGConfig()):
         super().__init__(config)
 
-    @property
-    def priority_exponent(self) -> float:
-        return self.config.priority_exponent  # prioritized replay unless it is 0
-
     def make_policy(self, *, networks: D4PGNetworks, environment_spec: EnvironmentSpec, evaluation: bool = False):
         sigma = 0.0 if evaluation else self.config.exploration_noise
         core = gaussian_noise_core(networks.policy.apply, networks.bounds, sigma)

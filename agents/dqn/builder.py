@@ -19,10 +19,6 @@ class DQNBuilder(OffPolicyBuilder):
     def __init__(self, config: DQNConfig = DQNConfig()):
         super().__init__(config)
 
-    @property
-    def priority_exponent(self) -> float:
-        return self.config.priority_exponent  # prioritized replay unless it is 0
-
     def make_policy(self, *, networks: DQNNetworks, environment_spec: EnvironmentSpec, evaluation: bool = False):
         c = self.config
         if evaluation:
