@@ -4,8 +4,9 @@ from setuptools import find_packages, setup
 
 # The pure-JAX layers: networks, losses, learners, actor cores and agents' learning steps.
 # mctx: MuZero's tree search (0.0.5 is the newest for Python 3.10; constraints.txt pins it).
+# tyro: `python -m launch` parses its command line into the typed tree of launch/cli/options.py.
 CORE = ["jax", "jaxlib", "flax", "optax", "rlax", "chex", "dm-env", "gymnasium", "numpy", "matplotlib",
-        "orbax-checkpoint", "mctx"]
+        "orbax-checkpoint", "mctx", "tyro"]
 # --launch ray: the program graph as Ray actors (ray 2.48.0 is the newest beside TensorFlow 2.8's protobuf < 3.20;
 # today's stack: 2.60.0, constraints-latest.txt).
 RAY = ["ray"]

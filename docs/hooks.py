@@ -2,21 +2,19 @@
 
 A marker in a page becomes, when the site is built:
 
-- `<!-- flags -->`: one row per flag of `python -m launch`, its help text (`launch.cli.train.make_parser`);
-- `<!-- flag-modes -->`: the flag x mode table of `launch/cli/flags.py` (`FLAGS`), loaded from its file alone;
+- `<!-- flags -->`: one row per flag of `python -m launch`, its help text (`launch.cli.options.help_lines`);
+- `<!-- flag-modes -->`: the flag x mode table the types of `launch/cli/options.py` make (`launches_of`);
 - `<!-- agents -->`: one row per agent of `launch.registry.AGENTS`: its package, what it learns from, its actions,
   whether it is multi-agent and has a fully jitted form, its config class;
 - `<!-- agent-configs -->`: one section per registered agent with its config's fields (type, default, meaning), the
   lines `python -m launch --agent NAME --list-config` prints (`launch.experiments.overrides.config_field_docs`).
 
-The others import the command line, the registry and the agents (JAX, flax), never TensorFlow, Reverb or Launchpad. `generated(text)`
+They import the command line, the registry and the agents (JAX, flax), never TensorFlow, Reverb or Launchpad. `generated(text)`
 is what a page becomes; tests/docs/test_generated_pages.py checks that every agent is on every page that lists them.
 """
 
-import argparse
 import dataclasses
 import html
-import importlib.util
 import pathlib
 import sys
 import warnings
@@ -26,13 +24,6 @@ FLAG_MODES_MARKER = "<!-- flag-modes -->"
 AGENTS_MARKER = "<!-- agents -->"
 AGENT_CONFIGS_MARKER = "<!-- agent-configs -->"
 _ROOT = pathlib.Path(__file__).resolve().parent.parent
-
-
-def _load_flags():
-    spec = importlib.util.spec_from_file_location("_acmelike_docs_flags", _ROOT / "launch" / "cli" / "flags.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _registry():
@@ -51,31 +42,26 @@ def _registry():
 
 def flag_modes_table() -> str:
     """One row per flag, one column per launch: "yes" where the flag works, "-" where the parser refuses it."""
-    flags = _load_flags()
-    header = "| flag | " + " | ".join(flags.LAUNCHES) + " |"
-    rule = "|---|" + "---|" * len(flags.LAUNCHES)
-    rows = [
-        f"| `{flag}` | " + " | ".join("yes" if launch in flag_rule.launches else "-" for launch in flags.LAUNCHES)
-        + " |"
-        for flag, flag_rule in flags.FLAGS.items()
-    ]
+    _registry()
+    from launch.cli.options import LAUNCHES, all_flags, launches_of
+
+    header = "| flag | " + " | ".join(LAUNCHES) + " |"
+    rule = "|---|" + "---|" * len(LAUNCHES)
+    rows = [f"| `{flag}` | " + " | ".join("yes" if launch in launches_of(flag) else "-" for launch in LAUNCHES) + " |"
+            for flag in all_flags()]
     return "\n".join([header, rule, *rows])
 
 
 def flags_table() -> str:
-    """One row per flag of `python -m launch`, in the parser's order: how it is written, and its help text."""
+    """One row per flag of `python -m launch`, in `--help`'s order: how it is written, and its help text."""
     _registry()
-    from launch.cli.train import make_parser
+    from launch.cli.options import help_lines
 
-    parser = make_parser()
-    formatter = parser._get_formatter()
     rows = ["| flag | what it does |", "|---|---|"]
-    for action in parser._actions:
-        if action.option_strings and action.help != argparse.SUPPRESS and "--help" not in action.option_strings:
-            # As HTML: a help text's <id> is text, and a | (DIR|off) would end the table's cell.
-            invocation, text = (html.escape(part, quote=False).replace("|", "&#124;") for part in (
-                formatter._format_action_invocation(action), action.help))
-            rows.append(f"| <code>{invocation}</code> | {text} |")
+    for flag, text in help_lines().items():
+        # As HTML: a help text's <id> is text, and a | (DIR|off) would end the table's cell.
+        text = html.escape(text, quote=False).replace("|", "&#124;")
+        rows.append(f"| <code>{flag}</code> | {text} |")
     return "\n".join(rows)
 
 

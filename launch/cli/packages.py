@@ -84,7 +84,7 @@ def missing_package(
     """The message for the first package the run lacks (None if it has them all).
 
     Args:
-      launch: one of `launch.cli.flags.LAUNCHES`.
+      launch: one of `launch.cli.options.LAUNCHES`.
       replay: the replay of a single-process run or a Ray program (`--replay`), or None where it does not apply.
       environment: the environment id (`--env`), or None.
       tensorboard: whether TensorBoard files are asked for.

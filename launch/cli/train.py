@@ -11,10 +11,10 @@ one-line JSON summary.
     python -m launch --agent bc --dataset cartpole/expert-v0 --env CartPole-v1 --run-dir runs/bc   # offline
     python -m launch --agent sac --list-config     # every field --config can set: type, default, meaning
 
-`plan(argv)` parses and checks the command line and builds the run's config without running anything; `main`
-runs the plan. Each flag works with the launches `launch.cli.flags.FLAGS` names (single, local_mt, local_mp, ray,
-anakin, offline); given with another it is refused. Every mistake on the command line is a parser message
-(exit 2) naming the flag. The last line of standard output is always the JSON summary alone. Ctrl-C or SIGTERM
+`plan(argv)` parses the command line into its typed `launch.cli.options.Command` (with tyro), checks it and builds
+the run's config without running anything; `main` runs the plan. A flag works with the launches whose option class
+holds its field (single, local_mt, local_mp, ray, anakin, offline); given with another it is refused, naming both.
+Every mistake on the command line is a parser message (exit 2) naming the flag. The last line of standard output is always the JSON summary alone. Ctrl-C or SIGTERM
 ends the run cleanly: the summary says `"interrupted": true` and the exit code is 130 (SIGINT) or 143 (SIGTERM).
 Any error that ends a run, with any launch (a NaN loss, a full disk, a node that fails), ends it with a summary that
 says `"failed": true` and the error (`launch.experiments.summaries.failed_summary`), and exit 1; so does a final
@@ -22,33 +22,31 @@ save that fails (the summary's `failures`, and `<run_dir>/failures/`). One proce
 (`RunDirectoryLock`): a second one exits 2, naming the first's pid.
 """
 
-import argparse
 import dataclasses
 import json
 import os
 import signal
 import sys
 import time
-from typing import Any, Dict, FrozenSet, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Dict, List, NamedTuple, NoReturn, Optional, Sequence
 
 import launch  # noqa: F401  (orders the JAX/TensorFlow imports before anything else)
 from acmelike import compilation_cache
 from acmelike.checkpointing import CheckpointError
 from acmelike.wrappers import check_environment_id_from_file
 from launch.cli import description
-from launch.cli.flags import DISTRIBUTED, FLAGS, refusal
+from launch.cli.options import (DISTRIBUTED, LAUNCHES, ActorNodes, Anakin, Command, FlagError, Preset, Ray, Servers,
+                                flag_value, given_flags, parse, refusal, with_launch_flag)
 from launch.cli.packages import missing_package
 from launch.engines import bind_address
-from launch.engines.anakin import config_from_arguments, is_anakin_run, read_anakin_config
+from launch.engines.anakin import AnakinConfig, is_anakin_run, parse_seeds, read_anakin_config
 from launch.engines.distributed.launchpad_engine import check_launchpad_bind_address
 from launch.engines.distributed.ray_engine import RayOptions, parse_resources
 from launch.engines.distributed.supervisor import DistributedRunError
 from launch.engines.train import train
-from launch.experiments.config import INFERENCE_MODES, MAX_SEED, REPLAY_KINDS, OfflineExperimentConfig
 from launch.experiments.make import make_agent_config, make_experiment_config, make_offline_experiment_config
 from launch.experiments.overrides import format_config_fields
 from launch.experiments.presets import preset_values
-from launch.experiments.presets import preset_names
 from launch.experiments.summaries import failed_summary
 from launch.lifecycle.run_directory import (
     DEFAULT_CHECKPOINT_MINUTES,
@@ -59,138 +57,16 @@ from launch.lifecycle.run_directory import (
     read_run_options,
     resume_arguments,
 )
-from launch.registry import AGENTS, agent_definition, offline_agents
+from launch.registry import agent_definition, offline_agents
 
 
-def _bounded(kind, minimum, strictly: bool = False, maximum=None):
-    """An argparse type: `kind` values >= minimum (> if `strictly`), and <= maximum if given; the parser names the
-    flag in its message."""
-
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {kind.__name__}, got {text!r}") from None
-        if value < minimum or (strictly and value == minimum):
-            raise argparse.ArgumentTypeError(f"must be {'>' if strictly else '>='} {minimum}, got {text}")
-        if maximum is not None and value > maximum:
-            raise argparse.ArgumentTypeError(f"must be <= {maximum}, got {text}")
-        return value
-
-    parse.__name__ = kind.__name__
-    return parse
+class CommandLineError(Exception):
+    """A mistake on the command line: `plan` prints it as the parser's message and exits 2."""
 
 
-class FlagParser(argparse.ArgumentParser):
-    """An ArgumentParser whose namespace holds only the flags given on the command line (each is added with
-    `default=argparse.SUPPRESS`), so a default value is never mistaken for a flag given with the wrong launch.
-
-    Attributes:
-      defaults: attribute -> the value a flag left out takes.
-      dests: flag -> its attribute.
-    """
-
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
-        self.defaults: Dict[str, Any] = {}
-        self.dests: Dict[str, str] = {}
-
-    def add_flag(self, flag: str, default: Any = None, **kwargs) -> None:
-        if flag not in FLAGS:
-            raise KeyError(f"{flag} has no row in launch.cli.flags.FLAGS: say there with which launches it works.")
-        action = self.add_argument(flag, default=argparse.SUPPRESS, **kwargs)
-        self.defaults[action.dest] = default
-        self.dests[flag] = action.dest
-
-    def read(self, argv: Optional[Sequence[str]]) -> Tuple[argparse.Namespace, FrozenSet[str]]:
-        """(every flag's value, given or default; the flags given)."""
-        given = vars(self.parse_args(argv))
-        flags = frozenset(flag for flag, dest in self.dests.items() if dest in given)
-        return argparse.Namespace(**{**self.defaults, **given}), flags
-
-
-def make_parser() -> FlagParser:
-    parser = FlagParser(prog="python -m launch", description=description(__doc__))
-    add = parser.add_flag
-    add("--agent", help=f"one of: {', '.join(sorted(AGENTS))}")
-    add("--env", help="a gymnasium environment id, e.g. CartPole-v1; dm_control/<domain>-<task> for the DeepMind "
-                       "Control Suite, e.g. dm_control/walker-walk; mpe/<name> for multi-agent agents (anakin: "
-                       "gymnax/<id>, brax/<task> for continuous agents, or jaxmarl/<id> for multi-agent agents). A "
-                       "module:Env-v0 id makes gymnasium import the module, so it is taken only as typed here, never "
-                       "read back from a run directory")
-    add("--steps", 100_000, type=_bounded(int, 1),
-        help="environment steps to train for (offline: learner steps); default 100000")
-    add("--seed", 0, type=_bounded(int, 0, maximum=MAX_SEED),
-        help=f"0 to {MAX_SEED} (JAX's PRNGKey keeps 32 bits of a seed); default 0")
-    add("--run-dir", help="where config.json, CSV logs, learning_curve.png, checkpoints and summary.json go; a "
-                          "non-empty one needs --overwrite, and one process at a time runs it (a second exits 2)")
-    add("--overwrite", False, action="store_true", help="replace what a non-empty --run-dir holds")
-    add("--config", [], action="append", metavar="FIELD=VALUE",
-        help="set a field of the agent's config (repeatable), e.g. --config learning_rate=3e-4 (--list-config "
-             "lists them)")
-    add("--preset", metavar="NAME",
-        help=f"start the agent's config from a preset's per-task hyperparameters (launch/presets/NAME.json: "
-             f"{', '.join(preset_names())}); --config overrides win over it, and --resume keeps it")
-    add("--eval-every", type=_bounded(int, 0),
-        help="actor steps (offline: learner steps) between evaluations; 0: no evaluator. Default: 0 online, "
-             f"{OfflineExperimentConfig.evaluation_every} offline")
-    add("--target-return", type=float,
-        help="the return that counts as solved (default: gymnasium's reward_threshold for --env, if it has one)")
-    add("--return-window", 20, type=_bounded(int, 1),
-        help="episodes averaged in the summary (offline: evaluation episodes); default 20 "
-             f"(offline {OfflineExperimentConfig.return_window})")
-    add("--progress-seconds", 5.0, type=_bounded(float, 0.0, strictly=True),
-        help="seconds between progress lines; default 5")
-    add("--stop-at-return", type=float,
-        help="stop early once the last --return-window episodes (distributed and offline: an evaluation round, "
-             "with --eval-every > 0) average at least this")
-    add("--launch", choices=("single", "anakin") + DISTRIBUTED,
-        help="single (the default): one process; local_mt / local_mp: a Launchpad program (threads / processes); "
-             "anakin: fully jitted, for gymnax/<id> (jaxmarl/<id>) environments (launch/engines/anakin.py); "
-             "ray: the same program as Ray actors (launch/engines/distributed/ray_engine.py). With --resume, the "
-             "default is the run's own launch")
-    add("--actors", type=_bounded(int, 1), help="actor nodes of a distributed program (default 1)")
-    add("--ray-address", metavar="ADDR",
-        help="--launch ray: join this Ray cluster (`ray start --head` prints it); default: start Ray on this machine")
-    add("--bind-address", metavar="ADDR",
-        help="the address every server of the run listens on (Reverb, Launchpad's nodes, a local Ray; single: "
-             "with --replay reverb): default 127.0.0.1, this machine only, or with --ray-address the address this "
-             "machine reaches the cluster from; 0.0.0.0: every interface (local_mt and local_mp take these two "
-             "only). --resume never reads it from the run directory (docs/runs.md, 'What a run exposes')")
-    add("--ray-resources", "", metavar="GROUP=RESOURCE[:AMOUNT],...",
-        help="--launch ray: custom Ray resources each node of a group needs, e.g. actor=worker,learner=head")
-    add("--ray-max-restarts", 3, type=_bounded(int, 0),
-        help="--launch ray: restarts of an actor whose process died (default 3)")
-    add("--num-envs", type=_bounded(int, 1),
-        help="environments each actor steps together, with one batched policy call per step (default 1)")
-    add("--inference", choices=INFERENCE_MODES,
-        help="distributed runs: where actors' policy runs. local (the default): in each actor; central: one "
-             "inference node serves every actor in dynamic batches (SEED RL) and actors only step environments")
-    add("--replay", choices=REPLAY_KINDS,
-        help="single process: local (the default) serves the agent's tables in-process with seeded, synchronous "
-             "sampling, so the same --seed gives a bit-identical run (and imports no TensorFlow); reverb runs an "
-             "embedded Reverb server, as Launchpad programs use (not repeatable). ray: local (the default) has the "
-             "replay node serve the local tables; reverb makes it a Reverb server (the classic stack)")
-    add("--seeds", help="anakin: seeds trained in one vmapped call, e.g. 0-15")
-    add("--checkpoint-every", type=_bounded(float, 0.0, strictly=True), metavar="MINUTES",
-        help=f"minutes between checkpoints of a run with --run-dir (default {DEFAULT_CHECKPOINT_MINUTES}; "
-             "one is also written at every clean stop)")
-    add("--tensorboard", False, action="store_true", help="also write TensorBoard event files (needs --run-dir)")
-    add("--resume", metavar="RUN_DIR",
-        help="continue the run in RUN_DIR from its latest checkpoint, launched as it was")
-    add("--dataset", metavar="ID",
-        help=f"train an offline agent ({', '.join(offline_agents())}) on this local Minari dataset; --steps then "
-             "counts learner steps")
-    add("--compilation-cache", metavar="DIR|off",
-        help="keep compiled XLA executables in DIR, so the next run of the same agent pays no compile; off: "
-             "compile every time. Default: $ACMELIKE_COMPILATION_CACHE, else ~/.cache/acmelike/jax "
-             "(acmelike/compilation_cache.py)")
-    add("--list-config", False, action="store_true",
-        help="list every field of --agent's config (type, default, meaning) and exit")
-    missing = sorted(set(FLAGS) - set(parser.dests))
-    if missing:
-        raise KeyError(f"launch.cli.flags.FLAGS has rows for flags the parser lacks: {', '.join(missing)}.")
-    return parser
+def _error(message: str) -> NoReturn:
+    """Ends planning with `message`, which `plan` prints as the parser's message before it exits 2."""
+    raise CommandLineError(message)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -200,7 +76,7 @@ class RunPlan:
     Attributes:
       config: the launch's config: `ExperimentConfig` (single, local_mt, local_mp, ray), `OfflineExperimentConfig`
         (offline) or `AnakinConfig` (anakin); None for a listing.
-      options: the launch (one of `launch.cli.flags.LAUNCHES`, as the summary's `launch` records it), checkpoints,
+      options: the launch (one of `launch.cli.options.LAUNCHES`, as the summary's `launch` records it), checkpoints,
         TensorBoard, resume and actors (an Anakin run's checkpoints and TensorBoard are in its config).
       ray_options: `RayOptions` for --launch ray, else None.
       overwrite: clear the new run's directory before running (--overwrite).
@@ -250,199 +126,247 @@ _IDENTITY = ("--agent", "--env", "--seed", "--dataset", "--replay", "--preset")
 def plan(argv: Optional[Sequence[str]] = None) -> RunPlan:
     """Parses and checks `argv` and builds the run's config, without training or writing anything. Every
     mistake is a parser error: SystemExit(2), with a message on stderr naming the flag."""
-    parser = make_parser()
-    args, given = parser.read(argv)
-    if args.resume and is_anakin_run(args.resume):
-        return _plan_anakin_resume(parser, args, given, args.launch or "anakin")
+    argv = with_launch_flag(sys.argv[1:] if argv is None else argv)
+    try:
+        return _plan(argv)
+    except CommandLineError as error:
+        print(f"usage: {PROG} [-h] [OPTIONS]\n{PROG}: error: {error}", file=sys.stderr, flush=True)
+        raise SystemExit(2) from None
+
+
+PROG = "python -m launch"
+
+
+def _plan(argv: List[str]) -> RunPlan:
+    given = given_flags(argv)
+    resume, launch_flag = given.get("--resume"), given.get("--launch")
+    if "--launch" in given and launch_flag not in LAUNCHES[:-1]:
+        _error(f"--launch: expected one of {', '.join(LAUNCHES[:-1])}, got {launch_flag!r}.")
+    if resume and is_anakin_run(resume):
+        return _plan_anakin_resume(argv, given, launch_flag or "anakin")
     # A resumed run's launch is its own, unless the command line names one (then the two must agree, below).
-    saved = _read_saved(parser, args.resume) if args.resume and not (args.dataset or args.launch) else None
-    launch = "offline" if args.dataset else args.launch or (saved.launch if saved else "single")
-    for flag in [flag for flag in FLAGS if flag in given]:
-        message = refusal(flag, launch, getattr(args, parser.dests[flag]))
+    saved = _read_saved(resume) if resume and not ("--dataset" in given or launch_flag) else None
+    launch = "offline" if "--dataset" in given else launch_flag or (saved.launch if saved else "single")
+    for flag, value in given.items():
+        message = refusal(flag, launch, value or "")
         if message:
-            parser.error(message)
-    if args.list_config:
-        return RunPlan(options=RunOptions(launch=launch), listing=_listing(parser, args))
-    if args.resume:
-        saved = saved or _read_saved(parser, args.resume)
-    missing = _missing_package(args, given, launch, saved)  # before the run directory's checks: it is not the fault
+            _error(message)
+    command = _parse(argv, launch)
+    if command.list_config:
+        return RunPlan(options=RunOptions(launch=launch), listing=_listing(command))
+    if command.resume:
+        saved = saved or _read_saved(command.resume)
+    missing = _missing_package(command, given, launch, saved)  # before the run directory's checks: not its fault
     if missing:
-        parser.error(missing)
-    if args.resume:
-        _check_resume(parser, args, given, saved, launch)
+        _error(missing)
+    if command.resume:
+        _check_resume(command, given, saved, launch)
     else:
-        _check_new_run(parser, args, given, launch)
+        _check_new_run(command, given, launch)
     try:
         if launch == "anakin":
-            return RunPlan(config=config_from_arguments(args), options=RunOptions(launch=launch),
-                           overwrite=args.overwrite, compilation_cache=args.compilation_cache)
-        options = _run_options(args, given, launch, saved)
+            return RunPlan(config=_anakin_config(command), options=RunOptions(launch=launch),
+                           overwrite=command.overwrite, compilation_cache=command.compilation_cache)
+        options = _run_options(command, given, launch, saved)
         if launch == "offline":
-            config = make_offline_experiment_config(**_arguments(parser, args, given, _OFFLINE_ARGUMENTS, saved))
+            config = make_offline_experiment_config(**_arguments(command, given, _OFFLINE_ARGUMENTS, saved))
         else:
-            config = make_experiment_config(**_arguments(parser, args, given, _ONLINE_ARGUMENTS, saved))
-        if args.resume:
+            config = make_experiment_config(**_arguments(command, given, _ONLINE_ARGUMENTS, saved))
+        if command.resume:
             check_run_directory(config, options)  # the checkpoint must be this run's (agent, config, seed)
     except (ValueError, FileNotFoundError, CheckpointError) as error:
-        parser.error(str(error))
+        _error(str(error))
     if launch in DISTRIBUTED and config.stop_at_average_return is not None and not config.evaluation_every:
-        parser.error(f"--stop-at-return in mode {launch} needs --eval-every > 0: evaluation rounds decide the stop.")
-    _check_bind_address(parser, args, given, launch, config)
-    ray_options = _ray_options(parser, args) if launch == "ray" else None
-    return RunPlan(config=config, options=options, ray_options=ray_options, overwrite=args.overwrite,
-                   compilation_cache=args.compilation_cache)
+        _error(f"--stop-at-return in mode {launch} needs --eval-every > 0: evaluation rounds decide the stop.")
+    _check_bind_address(command, given, launch, config)
+    ray_options = _ray_options(command.launch) if launch == "ray" else None
+    return RunPlan(config=config, options=options, ray_options=ray_options, overwrite=command.overwrite,
+                   compilation_cache=command.compilation_cache)
+
+
+def _parse(argv: List[str], launch: str) -> Command:
+    """`argv` as the typed `Command` of `launch` (tyro prints what it cannot read, and exits 2)."""
+    try:
+        return parse(argv, launch, prog=PROG, description=description(__doc__))
+    except FlagError as error:
+        _error(f"{error}.")
 
 
 # What a resumed Anakin run may change: how it reports and saves, not what it computes.
 _ANAKIN_RESUME_FLAGS = {"--resume", "--launch", "--progress-seconds", "--checkpoint-every", "--compilation-cache"}
 
 
-def _plan_anakin_resume(parser, args, given: FrozenSet[str], launch: str) -> RunPlan:
+def _plan_anakin_resume(argv: List[str], given: Dict[str, Optional[str]], launch: str) -> RunPlan:
     """`--resume RUN_DIR` of an Anakin run: its `anakin.json`, with the progress and checkpoint period given."""
-    if launch != "anakin" and "--launch" in given:
-        parser.error(f"--resume {args.resume}: that run was launched with --launch anakin, and its checkpoints hold "
-                     f"what that runner saves: leave --launch out to resume it as it was launched.")
-    others = sorted(given - _ANAKIN_RESUME_FLAGS)
+    resume = given["--resume"]
+    if launch != "anakin":
+        _error(f"--resume {resume}: that run was launched with --launch anakin, and its checkpoints hold what that "
+               f"runner saves: leave --launch out to resume it as it was launched.")
+    others = sorted(set(given) - _ANAKIN_RESUME_FLAGS)
     if others:
-        parser.error(f"--resume {args.resume} continues that Anakin run as it was started ({args.resume}/anakin.json): "
-                     f"drop {', '.join(others)} (only --progress-seconds and --checkpoint-every may change).")
-    changes = {"progress_period_s": args.progress_seconds}
-    if "--checkpoint-every" in given:
-        changes["checkpoint_every_minutes"] = args.checkpoint_every
+        _error(f"--resume {resume} continues that Anakin run as it was started ({resume}/anakin.json): "
+               f"drop {', '.join(others)} (only --progress-seconds and --checkpoint-every may change).")
+    command = _parse(argv, launch)
+    changes = {"progress_period_s": command.progress_seconds}
+    if command.checkpoint_every is not None:
+        changes["checkpoint_every_minutes"] = command.checkpoint_every
     try:
-        config = read_anakin_config(args.resume, **changes)
+        config = read_anakin_config(resume, **changes)
     except (CheckpointError, ValueError) as error:
-        parser.error(str(error))
+        _error(str(error))
     return RunPlan(config=config, options=RunOptions(resume=True, launch="anakin"),
-                   compilation_cache=args.compilation_cache)
+                   compilation_cache=command.compilation_cache)
 
 
-def _missing_package(args, given: FrozenSet[str], launch: str, saved: Optional[_SavedRun]) -> Optional[str]:
-    """`launch.cli.packages.missing_package` for this command line (a resumed run's own replay, environment and
-    TensorBoard where the flags leave them out)."""
-    saved_arguments = saved.arguments if saved else {}
-    replay = args.replay if "--replay" in given else saved_arguments.get("replay")
-    return missing_package(
-        launch=launch,
-        replay=replay if launch in ("single", "ray") else None,
-        environment=args.env or saved_arguments.get("environment"),
-        tensorboard=bool(args.tensorboard or (saved and saved.options.tensorboard)),
+def _anakin_config(command: Command) -> AnakinConfig:
+    """The `AnakinConfig` of a command line of --launch anakin (ValueError naming what is wrong)."""
+    options: Anakin = command.launch
+    return AnakinConfig(
+        agent=command.agent,
+        environment=command.env,
+        max_num_actor_steps=command.steps,
+        seeds=parse_seeds(options.seeds) if options.seeds else (command.seed,),
+        agent_config=make_agent_config(command.agent, list(command.config), preset=options.preset,
+                                       environment=command.env),
+        threshold=command.target_return,
+        run_dir=command.run_dir,
+        stop_at_average_return=command.stop_at_return,
+        progress_period_s=command.progress_seconds,
+        tensorboard=command.tensorboard,
+        checkpoint_every_minutes=(command.checkpoint_every or DEFAULT_CHECKPOINT_MINUTES) if command.run_dir else None,
+        **({} if command.return_window is None else {"return_window": command.return_window}),
     )
 
 
-def _listing(parser, args) -> str:
-    if not args.agent:
-        parser.error("--list-config lists an agent's config: add --agent NAME.")
+def _missing_package(command: Command, given, launch: str, saved: Optional[_SavedRun]) -> Optional[str]:
+    """`launch.cli.packages.missing_package` for this command line (a resumed run's own replay, environment and
+    TensorBoard where the flags leave them out)."""
+    saved_arguments = saved.arguments if saved else {}
+    replay = command.launch.replay if "--replay" in given else saved_arguments.get("replay")
+    return missing_package(
+        launch=launch,
+        replay=replay if launch in ("single", "ray") else None,
+        environment=command.env or saved_arguments.get("environment"),
+        tensorboard=bool(command.tensorboard or (saved and saved.options.tensorboard)),
+    )
+
+
+def _listing(command: Command) -> str:
+    if not command.agent:
+        _error("--list-config lists an agent's config: add --agent NAME.")
+    preset_name = command.launch.preset if isinstance(command.launch, Preset) else None
     try:
         preset = None
-        if args.preset:
-            make_agent_config(args.agent, preset=args.preset, environment=args.env)  # the checks a run makes
-            preset = (args.preset, preset_values(args.preset, args.agent, args.env))
-        return format_config_fields(agent_definition(args.agent).config_class, preset)
+        if preset_name:
+            make_agent_config(command.agent, preset=preset_name, environment=command.env)  # the checks a run makes
+            preset = (preset_name, preset_values(preset_name, command.agent, command.env))
+        return format_config_fields(agent_definition(command.agent).config_class, preset)
     except ValueError as error:
-        parser.error(str(error))
+        _error(str(error))
 
 
-def _read_saved(parser, run_dir: str) -> _SavedRun:
+def _read_saved(run_dir: str) -> _SavedRun:
     try:
         return _SavedRun(resume_arguments(run_dir), read_run_options(run_dir))
     except CheckpointError as error:
-        parser.error(str(error))
+        _error(str(error))
 
 
-def _check_new_run(parser, args, given: FrozenSet[str], launch: str) -> None:
-    if not (args.agent and args.env):
+def _check_new_run(command: Command, given, launch: str) -> None:
+    if not (command.agent and command.env):
         if launch == "offline":
-            parser.error(f"--dataset needs --agent ({', '.join(offline_agents())}) and --env (the environment the "
-                         f"agent is evaluated in).")
-        parser.error("--agent and --env are required (or --resume RUN_DIR).")
+            _error(f"--dataset needs --agent ({', '.join(offline_agents())}) and --env (the environment the agent is "
+                   f"evaluated in).")
+        _error("--agent and --env are required (or --resume RUN_DIR).")
     for flag in ("--overwrite", "--tensorboard", "--checkpoint-every"):
-        if flag in given and not args.run_dir:
-            parser.error(f"{flag} acts on the run directory: add --run-dir DIR.")
-    if launch in DISTRIBUTED and not args.run_dir:
-        parser.error(f"--launch {launch} needs --run-dir (node logs, progress and failures go there).")
+        if flag in given and not command.run_dir:
+            _error(f"{flag} acts on the run directory: add --run-dir DIR.")
+    if launch in DISTRIBUTED and not command.run_dir:
+        _error(f"--launch {launch} needs --run-dir (node logs, progress and failures go there).")
     if "--seed" in given and "--seeds" in given:
-        parser.error("--seed and --seeds both name the seeds: give --seeds alone (e.g. --seeds 3 or 0-15).")
-    if args.run_dir:
+        _error("--seed and --seeds both name the seeds: give --seeds alone (e.g. --seeds 3 or 0-15).")
+    if command.run_dir:
         try:
-            check_new_run_dir(args.run_dir, args.overwrite)
+            check_new_run_dir(command.run_dir, command.overwrite)
         except ValueError as error:
-            parser.error(str(error))
+            _error(str(error))
 
 
-def _check_resume(parser, args, given: FrozenSet[str], saved: _SavedRun, launch: str) -> None:
+def _check_resume(command: Command, given, saved: _SavedRun, launch: str) -> None:
     """The command line's launch and run directory must be the resumed run's."""
     if "--overwrite" in given:
-        parser.error(f"--resume {args.resume} continues that run; --overwrite would erase it: drop one of them.")
-    if args.run_dir is not None and args.run_dir != args.resume:
-        parser.error("--resume RUN_DIR continues RUN_DIR: leave --run-dir out.")
+        _error(f"--resume {command.resume} continues that run; --overwrite would erase it: drop one of them.")
+    if command.run_dir is not None and command.run_dir != command.resume:
+        _error("--resume RUN_DIR continues RUN_DIR: leave --run-dir out.")
     if (launch == "offline") != (saved.launch == "offline") or (launch == "single") != (saved.launch == "single"):
         how = "--dataset " + saved.arguments["dataset"] if saved.launch == "offline" else f"--launch {saved.launch}"
-        parser.error(
-            f"--resume {args.resume}: that run was launched with {how}, and its checkpoints hold what that runner "
-            f"saves: leave --launch and --dataset out to resume it as it was launched."
-        )
+        _error(f"--resume {command.resume}: that run was launched with {how}, and its checkpoints hold what that "
+               f"runner saves: leave --launch and --dataset out to resume it as it was launched.")
 
 
-def _arguments(parser, args, given: FrozenSet[str], names: Dict[str, str], saved: Optional[_SavedRun]) -> dict:
+def _arguments(command: Command, given, names: Dict[str, str], saved: Optional[_SavedRun]) -> dict:
     """The config function's keyword arguments: the flags given (and --steps' default, for a new run); when
     resuming, the saved run's, which the flags given must agree with (agent, environment, seed, dataset), extend
     (--config, applied after the run's own) or replace (budget, evaluation, progress, stopping)."""
-    arguments = {name: getattr(args, parser.dests[flag]) for flag, name in names.items() if flag in given}
+    arguments = {name: flag_value(command, flag) for flag, name in names.items() if flag in given}
+    if "config_overrides" in arguments:
+        arguments["config_overrides"] = list(arguments["config_overrides"])
     if saved is None:
-        arguments.setdefault(names["--steps"], args.steps)
+        arguments.setdefault(names["--steps"], command.steps)
         return arguments
     for flag in _IDENTITY:
         name = names.get(flag)  # --dataset is offline's only; --replay and --preset online's
         if name in arguments and arguments[name] != saved.arguments.get(name):
-            parser.error(
-                f"--resume {args.resume}: the run there is {saved.arguments.get(name)!r} ({args.resume}/config.json), "
-                f"not {arguments[name]!r} as {flag} says. Leave {flag} out to resume it, or choose a new --run-dir."
-            )
+            _error(f"--resume {command.resume}: the run there is {saved.arguments.get(name)!r} "
+                   f"({command.resume}/config.json), not {arguments[name]!r} as {flag} says. Leave {flag} out to "
+                   f"resume it, or choose a new --run-dir.")
     if "environment" not in arguments:  # read from config.json, not typed: it may not name a module to import
-        check_environment_id_from_file(saved.arguments["environment"], os.path.join(args.resume, "config.json"))
+        check_environment_id_from_file(saved.arguments["environment"], os.path.join(command.resume, "config.json"))
     overrides = saved.arguments["config_overrides"] + arguments.pop("config_overrides", [])
-    return {**saved.arguments, **arguments, "config_overrides": overrides, "run_dir": args.resume}
+    return {**saved.arguments, **arguments, "config_overrides": overrides, "run_dir": command.resume}
 
 
-def _run_options(args, given: FrozenSet[str], launch: str, saved: Optional[_SavedRun]) -> RunOptions:
+def _run_options(command: Command, given, launch: str, saved: Optional[_SavedRun]) -> RunOptions:
     """Checkpoints, TensorBoard and actors as given, else as the resumed run had them, else the defaults."""
     base = saved.options if saved else RunOptions()
-    minutes = args.checkpoint_every if "--checkpoint-every" in given else base.checkpoint_every_minutes
+    minutes = command.checkpoint_every if "--checkpoint-every" in given else base.checkpoint_every_minutes
+    distributed = isinstance(command.launch, ActorNodes)
     return RunOptions(
         checkpoint_every_minutes=minutes,
-        tensorboard=args.tensorboard or base.tensorboard,
-        resume=bool(args.resume),
+        tensorboard=command.tensorboard or base.tensorboard,
+        resume=bool(command.resume),
         launch=launch,
-        actors=args.actors if "--actors" in given else base.actors if launch in DISTRIBUTED else 1,
-        bind_address=args.bind_address,  # never the saved run's: a file never opens a port beyond loopback
+        actors=command.launch.actors if "--actors" in given else base.actors if distributed else 1,
+        # never the saved run's: a file never opens a port beyond loopback
+        bind_address=command.launch.bind_address if isinstance(command.launch, Servers) else None,
     )
 
 
-def _check_bind_address(parser, args, given: FrozenSet[str], launch: str, config) -> None:
+def _check_bind_address(command: Command, given, launch: str, config) -> None:
     """A run that starts servers needs the library that keeps them on --bind-address (`launch.engines.bind_address`,
     built here once); a single-process run with --replay local starts none, nor do offline and Anakin runs."""
-    if launch not in DISTRIBUTED + ("single",):
+    if not isinstance(command.launch, Servers):
         return
+    address = command.launch.bind_address
     if launch == "single" and config.replay != "reverb":
         if "--bind-address" in given:
-            parser.error(f"--bind-address: --replay {config.replay} starts no server: drop --bind-address.")
+            _error(f"--bind-address: --replay {config.replay} starts no server: drop --bind-address.")
         return
     try:
         if launch in ("local_mt", "local_mp"):
-            check_launchpad_bind_address(args.bind_address)
-        bind_address.check_can_listen(args.bind_address)
+            check_launchpad_bind_address(address)
+        bind_address.check_can_listen(address)
     except ValueError as error:
-        parser.error(str(error))
+        _error(str(error))
     except bind_address.BindAddressError as error:
-        parser.error(f"--bind-address: {error}")
+        _error(f"--bind-address: {error}")
 
 
-def _ray_options(parser, args) -> RayOptions:
+def _ray_options(options: Ray) -> RayOptions:
     try:
-        return RayOptions(args.ray_address, parse_resources(args.ray_resources), args.ray_max_restarts)
+        return RayOptions(options.ray_address, parse_resources(options.ray_resources), options.ray_max_restarts)
     except ValueError as error:
-        parser.error(f"--ray-resources: {error}")
+        _error(f"--ray-resources: {error}")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -47,7 +47,7 @@ from launch.experiments.make import environment_threshold, make_agent_config
 from launch.experiments.summaries import ReturnTracker, agent_returns, average_return, run_summary, write_summary
 from launch.lifecycle.checkpoints import resumable_checkpoint
 from launch.lifecycle.logs import log_sizes, run_logger, truncate_logs
-from launch.lifecycle.run_directory import DEFAULT_CHECKPOINT_MINUTES, config_overrides
+from launch.lifecycle.run_directory import config_overrides
 from launch.registry import agent_definition, anakin_agents
 
 
@@ -611,22 +611,3 @@ def _plot(directory: str, label: _Labels, window: int) -> None:
         title=f"{label.agent_name} on {label.environment_name} (anakin, seed {label.seed})",
     )
 
-
-def config_from_arguments(args) -> AnakinConfig:
-    """The AnakinConfig for `python -m launch --launch anakin ...` (its argparse namespace, defaults filled in);
-    ValueError naming the argument that is wrong. Flags that do not apply to Anakin never get here: the command
-    line refuses them (`launch.cli.flags`)."""
-    return AnakinConfig(
-        agent=args.agent,
-        environment=args.env,
-        max_num_actor_steps=args.steps,
-        seeds=parse_seeds(args.seeds) if args.seeds else (args.seed,),
-        agent_config=make_agent_config(args.agent, args.config, preset=args.preset, environment=args.env),
-        threshold=args.target_return,
-        return_window=args.return_window,
-        run_dir=args.run_dir,
-        stop_at_average_return=args.stop_at_return,
-        progress_period_s=args.progress_seconds,
-        tensorboard=args.tensorboard,
-        checkpoint_every_minutes=(args.checkpoint_every or DEFAULT_CHECKPOINT_MINUTES) if args.run_dir else None,
-    )

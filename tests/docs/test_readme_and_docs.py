@@ -3,7 +3,7 @@
 - every repository path they mention (`launch/engines/anakin.py`, `agents/dqn/`) exists;
 - every dotted name of ours (`acmelike.replay.inserts_never_block`, `launch.cli.record`) is a module, or a name
   defined in one (read from the source: nothing is imported for it);
-- every flag of `launch/cli/flags.py` has a line in docs/command-line.md's flag table (generated from the parser
+- every flag of `launch/cli/options.py` has a line in docs/command-line.md's flag table (generated from its types
   when the site is built, docs/hooks.py), and every flag a `python -m launch` command uses is one of them;
 - every `python -m launch ...` training command plans (`launch.cli.train.plan`: parsed, checked and configured,
   nothing trained) with its run directory moved under a temporary one; `--resume` commands need a run to resume
@@ -21,6 +21,8 @@ import warnings
 
 import pytest
 
+from launch.cli.options import all_flags
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 OUR_PACKAGES = ("acmelike", "agents", "environment_loops", "launch", "benchmarks")
@@ -31,13 +33,6 @@ GENERATED = ("benchmarks/results",)  # written by `make bench` (git ignores it)
 
 def _text(page):
     return page.read_text()
-
-
-def _load_flags():
-    spec = importlib.util.spec_from_file_location("_flags_for_docs_test", ROOT / "launch" / "cli" / "flags.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _paths(text):
@@ -126,12 +121,12 @@ def test_every_flag_has_a_line_on_the_command_line_page():
     page = (ROOT / "docs" / "command-line.md").read_text()
     assert hooks.FLAGS_MARKER in page, f"docs/command-line.md has no generated flag table ({hooks.FLAGS_MARKER})"
     described = set(re.findall(r"^\| <code>(--[\w-]+)", hooks.flags_table(), re.MULTILINE))
-    assert described == set(_load_flags().FLAGS) - {"--help"}, sorted(described ^ set(_load_flags().FLAGS))
+    assert described == set(all_flags()), sorted(described ^ set(all_flags()))
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda page: str(page.relative_to(ROOT)))
 def test_commands_use_only_flags_that_exist(page):
-    flags = set(_load_flags().FLAGS) | {"--help"}
+    flags = set(all_flags()) | {"--help"}
     unknown = sorted({token.split("=")[0] for argv in _commands(_text(page)) for token in argv
                       if token.startswith("--") and token.split("=")[0] not in flags})
     assert not unknown, f"{page.relative_to(ROOT)} uses flags that python -m launch does not have: {unknown}"

@@ -1,9 +1,10 @@
-"""Every flag of `python -m launch` works, or is refused, in every mode: generated from `launch.cli.flags.FLAGS`.
+"""Every flag of `python -m launch` works, or is refused, in every mode: generated from the types of
+`launch.cli.options` (a flag works in a launch whose class has its field).
 
 For each (flag, mode) cell the command line is planned in-process (`launch.cli.train.plan`: parsed, checked and
 configured, nothing trained): where the table says the flag works, the plan carries its value into that mode's
-config or options; elsewhere the parser exits 2 naming the flag and the mode. A flag added to the parser without a
-row in the table, or a row without an example here, fails `test_the_table_the_parser_and_the_examples_agree`.
+config or options; elsewhere the parser exits 2 naming the flag and the mode. A field added to the types without an
+example here fails `test_every_flag_of_the_types_has_an_example`.
 """
 
 import contextlib
@@ -13,8 +14,8 @@ import os
 import pytest
 from stack import require
 
-from launch.cli.flags import DISTRIBUTED, FLAGS, LAUNCHES
-from launch.cli.train import make_parser, plan
+from launch.cli.options import DISTRIBUTED, LAUNCHES, all_flags, launches_of
+from launch.cli.train import plan
 from launch.engines.anakin import AnakinConfig, write_anakin_config
 from launch.experiments.config import OfflineExperimentConfig
 from launch.experiments.make import make_experiment_config, make_offline_experiment_config
@@ -150,7 +151,7 @@ EXAMPLES = {
 def _cell_arguments(flag, launch, directory):
     if flag != "--resume":
         return base_arguments(launch, directory) + EXAMPLES[flag].arguments(launch)
-    if launch in FLAGS["--resume"].launches:
+    if launch in launches_of("--resume"):
         return ["--resume", saved_run(launch, directory)]  # the run's own mode, from its directory
     return base_arguments(launch, directory) + ["--resume", str(directory / "any")]
 
@@ -164,7 +165,7 @@ def _plan(arguments):
             return exit, errors.getvalue()
 
 
-CELLS = [(flag, launch) for flag in FLAGS for launch in LAUNCHES]
+CELLS = [(flag, launch) for flag in all_flags() for launch in LAUNCHES]
 
 
 @pytest.mark.filterwarnings("ignore:.*CartPole-v0 is out of date")
@@ -174,7 +175,7 @@ def test_a_flag_works_where_the_table_says_and_is_refused_elsewhere(flag, launch
         request.getfixturevalue("datasets")
     arguments = _cell_arguments(flag, launch, tmp_path)
     result, errors = _plan(arguments)
-    if launch in FLAGS[flag].launches:
+    if launch in launches_of(flag):
         assert not isinstance(result, SystemExit), f"{arguments} was refused: {errors}"
         assert result.launch == launch
         carried = (lambda p, m: p.options.resume and p.config.run_dir == arguments[1]) if flag == "--resume" \
@@ -186,8 +187,8 @@ def test_a_flag_works_where_the_table_says_and_is_refused_elsewhere(flag, launch
         assert flag in message and launch in message and "Traceback" not in errors, message
 
 
-def test_the_table_the_parser_and_the_examples_agree():
-    assert set(make_parser().dests) == set(FLAGS) == set(EXAMPLES)
+def test_every_flag_of_the_types_has_an_example():
+    assert set(all_flags()) == set(EXAMPLES)
 
 
 def test_a_default_value_is_never_a_refusal(tmp_path):

@@ -37,11 +37,23 @@ def test_a_description_joins_a_wrapped_first_sentence():
 
 
 def test_no_flag_help_stops_mid_sentence():
-    from launch.cli.train import make_parser
+    from launch.cli.options import help_lines
 
     cut = {}
-    for action in make_parser()._actions:
-        last = re.findall(r"[\w']+", action.help or "")[-1:]
-        if last and last[0].lower() in DANGLING:
-            cut[action.option_strings[0]] = action.help
-    assert not cut, f"help texts that stop mid-sentence: {cut}"
+    for flag, text in help_lines().items():
+        last = re.findall(r"[\w']+", text)[-1:]
+        if not last or last[0].lower() in DANGLING:
+            cut[flag] = text
+    assert not cut, f"help texts that stop mid-sentence, or are missing: {cut}"
+
+
+def test_help_texts_name_the_defaults_the_configs_have():
+    """Defaults that a flag's help states in words, because the run decides them, are the configs' own."""
+    from launch.cli.options import help_lines
+    from launch.experiments.config import OfflineExperimentConfig
+    from launch.lifecycle.run_directory import DEFAULT_CHECKPOINT_MINUTES
+
+    lines = help_lines()
+    assert f"{OfflineExperimentConfig.evaluation_every} offline" in lines["--eval-every"]
+    assert f"default {OfflineExperimentConfig.return_window} there" in lines["--return-window"]
+    assert f"default {DEFAULT_CHECKPOINT_MINUTES:g};" in lines["--checkpoint-every"]
