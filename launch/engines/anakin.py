@@ -44,10 +44,10 @@ from acmelike.loggers.plotting import plot_run_learning_curve
 from launch.experiments.config import check_seed
 from launch.experiments.interrupts import StopRequests
 from launch.experiments.make import environment_threshold, make_agent_config
+from launch.experiments.overrides import assignments
 from launch.experiments.summaries import ReturnTracker, agent_returns, average_return, run_summary, write_summary
 from launch.lifecycle.checkpoints import resumable_checkpoint
 from launch.lifecycle.logs import log_sizes, run_logger, truncate_logs
-from launch.lifecycle.run_directory import config_overrides
 from launch.registry import agent_definition, anakin_agents
 
 
@@ -496,7 +496,7 @@ def read_anakin_config(run_dir: str, **changes: Any) -> AnakinConfig:
     try:
         with open(path) as f:
             saved = json.load(f)
-        agent_config = make_agent_config(saved["agent"], config_overrides(saved.pop("agent_config")))
+        agent_config = make_agent_config(saved["agent"], assignments(saved.pop("agent_config")))
         saved["seeds"] = tuple(saved["seeds"])
         return AnakinConfig(**{**saved, **changes}, agent_config=agent_config, run_dir=run_dir, resume=True)
     except (OSError, json.JSONDecodeError, KeyError, TypeError) as error:

@@ -65,6 +65,22 @@ def parse_assignment(text: str) -> tuple:
     return field.strip(), value.strip()
 
 
+def assignments(values: Mapping[str, Any]) -> List[str]:
+    """Field values (a config's, a preset's, or read back from JSON) as 'field=value' texts, which `apply_overrides`
+    parses back to the same values: the one way a value is written as `--config` text."""
+    return [f"{field}={_as_text(value)}" for field, value in values.items()]
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return ",".join(_as_text(item) for item in value)
+    if value is None:
+        return "none"
+    return repr(value) if isinstance(value, float) else str(value)
+
+
 def apply_overrides(config: Any, assignments: Sequence[str]) -> Any:
     """A copy of the frozen dataclass `config` with `assignments` ('field=value') applied and validated."""
     fields = {f.name: f for f in dataclasses.fields(config)}

@@ -17,6 +17,8 @@ import json
 import os
 from typing import Any, Dict, List, Mapping, Optional
 
+from launch.experiments.overrides import assignments
+
 PRESETS_DIRECTORY = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "presets")
 
 
@@ -95,15 +97,5 @@ def preset_overrides(name: str, agent: str, environment: Optional[str] = None) -
     `config`, then the task's (a field in both comes twice; the task's, later, wins)."""
     entry = agent_preset(name, agent)
     task = entry.tasks.get(environment, {}) if environment else {}
-    return [f"{field}={_as_text(value)}" for values in (entry.config, task) for field, value in values.items()]
+    return assignments(entry.config) + assignments(task)
 
-
-def _as_text(value: Any) -> str:
-    """A JSON value as `--config` text (launch.experiments.overrides parses it to the field's type)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (list, tuple)):
-        return ",".join(_as_text(item) for item in value)
-    if value is None:
-        return "none"
-    return repr(value) if isinstance(value, float) else str(value)

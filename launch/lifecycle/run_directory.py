@@ -28,6 +28,7 @@ from acmelike.checkpointing import (
     verify_checkpoint,
 )
 from launch.engines.bind_address import check_address
+from launch.experiments.overrides import assignments
 
 CHECKPOINTS, RUN_OPTIONS, FAILURES_DIR, LOCK_FILE = "checkpoints", "run_options.json", "failures", ".lock"
 DEFAULT_CHECKPOINT_MINUTES = 10.0
@@ -278,19 +279,6 @@ def read_run_options(run_dir: str) -> RunOptions:
         raise CheckpointError(f"Cannot resume {run_dir}: {path}: {error}") from None
 
 
-def config_overrides(agent_config: Dict[str, Any]) -> list:
-    """A saved agent config (field -> value) as `--config FIELD=VALUE` texts, which
-    `launch.experiments.overrides` parses back to each field's type."""
-    return [f"{key}={_override(value)}" for key, value in agent_config.items()]
-
-
-def _override(value: Any) -> str:
-    """A config value as `--config` text (launch.experiments.overrides parses it back to the field's type)."""
-    if isinstance(value, (list, tuple)):
-        return ",".join(str(item) for item in value)
-    return "none" if value is None else repr(value) if isinstance(value, float) else str(value)
-
-
 def write_config(config) -> None:
     """Writes `<run_dir>/config.json`: the experiment's names, settings and resolved agent config, which
     `resume_arguments` reads back. An offline run's (an `OfflineExperimentConfig`) names its `dataset`, which marks
@@ -353,7 +341,7 @@ def resume_arguments(run_dir: str) -> dict:
             agent=saved["agent"], environment=saved["env"], seed=saved["seed"], run_dir=run_dir,
             evaluation_every=saved["evaluation_every"], stop_at_average_return=saved["stop_at_average_return"],
             return_window=saved["return_window"], target_return=saved["threshold"],
-            config_overrides=config_overrides(saved["agent_config"]),
+            config_overrides=assignments(saved["agent_config"]),
         )
         if saved.get("dataset"):
             arguments.update(dataset=saved["dataset"], max_num_learner_steps=saved["max_num_learner_steps"],
