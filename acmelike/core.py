@@ -17,7 +17,7 @@ mistake shows when the object is built, not as a silent `None` later.
 """
 
 import abc
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
 import dm_env
 
@@ -74,6 +74,12 @@ class Learner(VariableSource):
     def log_every_step(self) -> None:
         """Asks for the metrics of every step rather than time-throttled logs, so that two runs that train alike also
         log alike (what a reproducible run asks). A learner that logs nothing, or nothing by time, ignores it."""
+
+    def state_steps(self) -> Optional[int]:
+        """The SGD steps its training state has counted; None where the state holds no one such count (independent
+        learners hold one per policy). A resumed run records it beside the restored counts (`resumed.json`): the
+        state restored is then seen to be the one those counts were saved with."""
+        return None
 
 
 class Worker(abc.ABC):

@@ -2,7 +2,7 @@
 
 import collections
 import time
-from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterator, Mapping, Optional, Protocol, Sequence, runtime_checkable
 
 import jax
 import jax.numpy as jnp
@@ -32,6 +32,14 @@ def guard_non_finite(update: Callable, loss_keys: Sequence[str]) -> Callable:
         return kept, metrics, extras
 
     return guarded
+
+
+@runtime_checkable
+class StepCountingState(Protocol):
+    """A training state that counts its SGD steps in `steps`, as every agent's `TrainingState` does
+    (`update_step` returns it with `steps + 1`)."""
+
+    steps: Any
 
 
 class SGDLearner(core.Learner, core.Saveable):
@@ -146,6 +154,10 @@ class SGDLearner(core.Learner, core.Saveable):
         if unknown:
             raise KeyError(f"{self._name} serves variables {sorted(self._variables)}; unknown: {unknown}.")
         return [self._variables[name](self._state) for name in names]
+
+    def state_steps(self) -> Optional[int]:
+        """Its state's `steps` where the state declares them (a `StepCountingState`); else None."""
+        return int(self._state.steps) if isinstance(self._state, StepCountingState) else None
 
     def save(self) -> Any:
         self.wait()

@@ -9,7 +9,7 @@ runs (`reverb_tables.to_reverb_table`) or is read (`ReplayDataset`, which import
 from acmelike import _jax_probability  # noqa: F401
 
 from acmelike.replay.dataset import ReplayDataset, make_dataset_iterator
-from acmelike.replay.local import LocalDataset, LocalReplay
+from acmelike.replay.local import LocalDataset, LocalFormatReplay, LocalReplay
 from acmelike.replay.prefetch import Prefetcher
 from acmelike.replay.tables import (
     ArraySpec,
@@ -27,6 +27,7 @@ from acmelike.replay.tables import (
 __all__ = [
     "ArraySpec",
     "LocalDataset",
+    "LocalFormatReplay",
     "LocalReplay",
     "Prefetcher",
     "RateLimiterSpec",

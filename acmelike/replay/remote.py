@@ -43,7 +43,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from acmelike.datasets import DatasetIterator
-from acmelike.replay.local.replay import LocalReplay
+from acmelike.replay.local.replay import LocalFormatReplay, LocalReplay
 from acmelike.replay.local.table import TableInfo
 from acmelike.replay.local.writer import LocalTrajectoryWriter
 from acmelike.replay.tables import TableSpec
@@ -269,15 +269,14 @@ class RemoteTrajectoryWriter(LocalTrajectoryWriter):
         super().close()
 
 
-class RemoteReplay:
+class RemoteReplay(LocalFormatReplay):
     """A `ReplayServer` in another process, behind `reverb.Client`'s API as `LocalReplay` offers it: adders and
-    datasets take it where they take a `LocalReplay` (`make_dataset_iterator` gives a `RemoteDataset`).
+    datasets take it where they take a `LocalReplay` (`make_dataset_iterator` gives a `RemoteDataset`). Its
+    checkpoints are the server's `LocalReplay`'s.
 
     `handle`: the engine's client of the server (`handle.method(...)` waits for the answer,
     `handle.futures.method(...)` returns a `concurrent.futures.Future`). Picklable where the handle is.
     """
-
-    checkpoint_sizes = staticmethod(LocalReplay.checkpoint_sizes)  # a checkpoint's replay is LocalReplay's
 
     def __init__(self, handle):
         self.handle = handle

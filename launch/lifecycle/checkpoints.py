@@ -21,6 +21,7 @@ import sys
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
 from acmelike.checkpointing import Checkpointer, checkpoint_step, read_metadata, readable_checkpoint, replay_sizes
+from acmelike.replay import LocalFormatReplay
 from launch.experiments.summaries import write_summary
 from launch.lifecycle.logs import log_sizes, read_counts, run_logger, truncate_logs
 from launch.lifecycle.replay_checkpoints import checkpoint_replay_sizes, make_replay_checkpointer, replay_directory
@@ -48,12 +49,15 @@ def resumable_checkpoint(run_dir: str, label: str = "acmelike") -> Optional[str]
     return path
 
 
-def _replay_size_reader(replay_client) -> Optional[Callable[[str], Mapping[str, int]]]:
-    """How to read {table: items} out of the replay part of a checkpoint `replay_client` wrote."""
+def replay_size_reader(replay_client) -> Optional[Callable[[str], Mapping[str, int]]]:
+    """How to read {table: items} out of the replay part of a checkpoint `replay_client` wrote: the local replay's
+    format for a `LocalFormatReplay` (a `LocalReplay`, or a replay node's `RemoteReplay`), else Reverb's (a
+    `reverb.Client`); None without a replay."""
     if replay_client is None:
         return None
-    read_own = getattr(replay_client, "checkpoint_sizes", None)  # a LocalReplay reads its own format
-    return read_own if read_own is not None else checkpoint_replay_sizes
+    if isinstance(replay_client, LocalFormatReplay):
+        return replay_client.checkpoint_sizes
+    return checkpoint_replay_sizes
 
 
 class _RestoredTable:
@@ -153,7 +157,7 @@ class RunLifecycle:
             objects["tracker"] = tracker
         self._checkpointer = Checkpointer(
             os.path.join(self.config.run_dir, CHECKPOINTS), objects, metadata=run_identity(self.config),
-            replay_client=replay_client, read_replay_sizes=_replay_size_reader(replay_client),
+            replay_client=replay_client, read_replay_sizes=replay_size_reader(replay_client),
             every_minutes=self.options.checkpoint_every_minutes,
         )
         if self.resuming:
@@ -161,7 +165,7 @@ class RunLifecycle:
             resumed = {"checkpoint": self._resume_from, "step": self.restored_step, "counts": counter.get_counts()}
             if replay_client is not None:
                 resumed["replay_sizes"] = replay_sizes(replay_client)
-            record_resume(self.config.run_dir, self.config.agent_name, resumed, learner.save())
+            record_resume(self.config.run_dir, self.config.agent_name, resumed, learner.state_steps())
         return self.restored_step
 
     def save_if_due(self, step: int) -> None:

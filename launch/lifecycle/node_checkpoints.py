@@ -38,7 +38,8 @@ from acmelike.checkpointing import (
 )
 from acmelike.counting import Counter
 from launch.lifecycle.logs import log_sizes
-from launch.lifecycle.replay_checkpoints import checkpoint_replay_sizes, make_replay_checkpointer
+from launch.lifecycle.checkpoints import replay_size_reader
+from launch.lifecycle.replay_checkpoints import make_replay_checkpointer
 from launch.lifecycle.run_directory import (
     CHECKPOINTS, latest_run_checkpoint, read_run_options, record_resume, run_identity,
 )
@@ -118,9 +119,7 @@ class LearnerCheckpoints:
         if run_dir and minutes is not None:
             self._checkpointer = Checkpointer(
                 os.path.join(run_dir, CHECKPOINTS), {"learner": learner, "counter": self._counts},
-                metadata=run_identity(config), replay_client=replay,
-                # The replay node's own format: Reverb's, or the local replay's (a RemoteReplay reads its own).
-                read_replay_sizes=getattr(replay, "checkpoint_sizes", checkpoint_replay_sizes),
+                metadata=run_identity(config), replay_client=replay, read_replay_sizes=replay_size_reader(replay),
                 every_minutes=minutes,
             )
         self.restored_step = self._restore()
@@ -143,7 +142,7 @@ class LearnerCheckpoints:
         # and the counts read here are what the other nodes restored.
         resumed = {"checkpoint": latest, "step": step, "counts": self._counts.current(),
                    "replay_sizes": replay_sizes(self._replay)}
-        record_resume(self._config.run_dir, "learner", resumed, self._learner.save())
+        record_resume(self._config.run_dir, "learner", resumed, self._learner.state_steps())
         return step
 
     def save_if_due(self) -> Optional[str]:

@@ -310,12 +310,12 @@ def write_config(config) -> None:
 RESUMED_FILE = "resumed.json"  # what a resumed run restored, for people and tests
 
 
-def record_resume(run_dir: str, label: str, resumed: Dict[str, Any], learner_state: Any) -> None:
+def record_resume(run_dir: str, label: str, resumed: Dict[str, Any], learner_state_steps: Optional[int]) -> None:
     """Writes `<run_dir>/resumed.json` and prints it: `resumed` (the checkpoint, its step, the counts and replay
-    sizes restored) plus `learner_state_steps`, the restored TrainingState's SGD step count, where the learner's
-    state is one TrainingState (not, e.g., independent learners' dict of them)."""
-    steps = getattr(learner_state, "steps", None)  # TrainingState.steps, by the learners' convention
-    record = dict(resumed, **({} if steps is None else {"learner_state_steps": int(steps)}))
+    sizes restored) plus `learner_state_steps`, the restored learner's `core.Learner.state_steps()` (left out where
+    it is None: e.g. independent learners, one state per policy)."""
+    steps = {} if learner_state_steps is None else {"learner_state_steps": learner_state_steps}
+    record = dict(resumed, **steps)
     with open(os.path.join(run_dir, RESUMED_FILE), "w") as f:
         json.dump(record, f, indent=2)
     print(f"[{label}] resumed: {json.dumps(record)}", flush=True)

@@ -21,13 +21,14 @@ table.
 """
 
 from acmelike.replay.local.dataset import LocalDataset
-from acmelike.replay.local.replay import ARRAYS_FILE, STATE_FILE, LocalReplay
+from acmelike.replay.local.replay import ARRAYS_FILE, STATE_FILE, LocalFormatReplay, LocalReplay
 from acmelike.replay.local.table import LocalTable, ReplayWouldBlock, TableInfo
 from acmelike.replay.local.writer import LocalTrajectoryWriter, TrajectoryColumn
 
 __all__ = [
     "ARRAYS_FILE",
     "LocalDataset",
+    "LocalFormatReplay",
     "LocalReplay",
     "LocalTable",
     "LocalTrajectoryWriter",

@@ -1,5 +1,6 @@
 """LocalReplay: the stand-in for a `reverb.Client` over LocalTables, and how it saves and restores them."""
 
+import abc
 import json
 import os
 import shutil
@@ -18,7 +19,28 @@ ARRAYS_FILE = "local_replay.npz"
 _FORMAT = "acmelike.LocalReplay/1"
 
 
-class LocalReplay:
+class LocalFormatReplay(abc.ABC):
+    """A replay client whose `checkpoint()` writes `LocalReplay`'s format: `LocalReplay` itself, and a
+    `remote.RemoteReplay`, whose server holds one. Runners read the sizes in such a checkpoint with
+    `checkpoint_sizes`; a `reverb.Client` is not one (its checkpoints are Reverb's, read by the launch layer:
+    `launch.lifecycle.checkpoints.replay_size_reader`)."""
+
+    @abc.abstractmethod
+    def checkpoint(self) -> str:
+        """Saves the replay into a new directory, in `LocalReplay.save`'s format, and returns its path."""
+
+    @staticmethod
+    def checkpoint_sizes(directory: str) -> Dict[str, int]:
+        """{table: items} of a replay `save`d to `directory`, read from its metadata only."""
+        path = os.path.join(directory, STATE_FILE)
+        try:
+            with open(path) as file:
+                return {meta["name"]: int(meta["size"]) for meta in json.load(file)["tables"]}
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            raise ValueError(f"Cannot read the replay sizes from {path}: {error}") from error
+
+
+class LocalReplay(LocalFormatReplay):
     """Seeded in-process replay with the part of `reverb.Client`'s API our adders, datasets and learners use.
 
     Args:
@@ -81,16 +103,6 @@ class LocalReplay:
             shutil.rmtree(directory, ignore_errors=True)
             raise
         return directory
-
-    @staticmethod
-    def checkpoint_sizes(directory: str) -> Dict[str, int]:
-        """{table: items} of a replay `save`d to `directory`, read from its metadata only."""
-        path = os.path.join(directory, STATE_FILE)
-        try:
-            with open(path) as file:
-                return {meta["name"]: int(meta["size"]) for meta in json.load(file)["tables"]}
-        except (OSError, ValueError, KeyError, TypeError) as error:
-            raise ValueError(f"Cannot read the replay sizes from {path}: {error}") from error
 
     def save(self, directory: str) -> None:
         """Writes every table's state to `directory`/local_replay.json (metadata) and local_replay.npz (arrays)."""
