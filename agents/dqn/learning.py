@@ -1,11 +1,12 @@
 """The DQN learning step: a `TrainingState` and a pure `update_step`, jitted by the learner shell."""
 
-from typing import NamedTuple
+from typing import NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
 import optax
 
+from acmelike.learners.periodic import periodic_update
 from acmelike.losses import double_q_td_loss
 from acmelike.types import ReplaySample
 from agents.dqn.config import DQNConfig
@@ -40,11 +41,14 @@ def init_training_state(networks: DQNNetworks, config: DQNConfig, key: jax.Array
     )
 
 
-def make_update_step(networks: DQNNetworks, config: DQNConfig):
+def make_update_step(networks: DQNNetworks, config: DQNConfig, seeds_axis: Optional[str] = None):
     """Returns `update_step(state, sample) -> (state, metrics, extras)` for batches of n-step transitions.
 
     `sample.data` is an `acmelike.types.Transition` with total discounts; `extras["priorities"]` are the |TD|
-    errors the replay table should store for the sampled items.
+    errors the replay table should store for the sampled items. The target network is copied every
+    `target_update_period` steps, decided once for every seed along `seeds_axis` (a vmapped axis along which every
+    state's `steps` is the same: the fully jitted form's seeds), so it stays a branch
+    (`acmelike.learners.periodic`); None (one learner): decided on `steps` as it is.
     """
     optimizer = make_optimizer(config)
     apply = networks.q_network.apply
@@ -76,7 +80,7 @@ def make_update_step(networks: DQNNetworks, config: DQNConfig):
         updates, opt_state = optimizer.update(grads, state.opt_state, state.params)
         params = optax.apply_updates(state.params, updates)
         steps = state.steps + 1
-        target_params = optax.periodic_update(params, state.target_params, steps, config.target_update_period)
+        target_params = periodic_update(params, state.target_params, steps, config.target_update_period, seeds_axis)
         new_state = TrainingState(params=params, target_params=target_params, opt_state=opt_state, steps=steps)
         metrics = {"loss": loss, "mean_q": mean_q, "gradient_norm": optax.tree.norm(grads)}
         return new_state, metrics, {"priorities": jnp.abs(td_error)}

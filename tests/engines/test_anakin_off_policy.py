@@ -15,6 +15,7 @@ from acmelike.anakin import StepRecord, TrajectoryBuffer, TransitionRecorder, ma
 from acmelike.anakin.agent import SEEDS_AXIS  # noqa: E402
 from acmelike.anakin.off_policy import TransitionReplay, inserts_per_iteration  # noqa: E402
 from agents.dqn import DQNConfig  # noqa: E402
+from agents.dqn.anakin import make_anakin_agent as make_dqn_form  # noqa: E402
 from agents.sac import SACConfig  # noqa: E402
 from agents.sac.anakin import make_anakin_agent as make_sac_form  # noqa: E402
 from agents.td3 import TD3Config  # noqa: E402
@@ -117,6 +118,17 @@ def test_td3_fully_jitted_keeps_its_delayed_policy_update_a_branch_across_seeds(
     jaxpr = jax.make_jaxpr(jax.vmap(agent.iteration, axis_name=SEEDS_AXIS))(carries).jaxpr
     in_sgd_steps = [dots for path, dots in _conds(jaxpr) if path[:2] == ("cond", "scan")]
     assert len(in_sgd_steps) == 1 and min(in_sgd_steps[0]) == 0 < max(in_sgd_steps[0]), list(_conds(jaxpr))
+
+
+def test_dqn_fully_jitted_copies_its_target_network_in_a_branch_across_seeds():
+    # The same for the target network's copy every target_update_period steps (R2D2's, MuZero's and CQL's too:
+    # acmelike.learners.periodic): decided per seed, it becomes a select that copies the target every SGD step.
+    config = DQNConfig(hidden_sizes=(8,), batch_size=4, samples_per_insert=2.0, num_sgd_steps_per_step=2,
+                       min_replay_size=4)
+    agent = make_dqn_form(make_gymnax_environment("gymnax/CartPole-v1"), config)
+    carries = jax.eval_shape(jax.vmap(agent.init), jax.random.split(jax.random.PRNGKey(0), 2))
+    jaxpr = jax.make_jaxpr(jax.vmap(agent.iteration, axis_name=SEEDS_AXIS))(carries).jaxpr
+    assert [dots for path, dots in _conds(jaxpr) if path[:2] == ("cond", "scan")] == [[0, 0]], list(_conds(jaxpr))
 
 
 # Small networks and batches of 64 at one SGD step per environment step (8 environments): Pendulum in 10k-16k steps.
