@@ -33,7 +33,7 @@ import jax.numpy as jnp
 
 from acmelike.actors.actor_core import ActorCore
 from acmelike.anakin.actor_params import with_variable_client
-from acmelike.anakin.agent import AnakinAgent, IterationOutputs
+from acmelike.anakin.agent import SEEDS_AXIS, AnakinAgent, IterationOutputs
 from acmelike.anakin.environment import JaxEnvironment
 from acmelike.anakin.off_policy import learn_or_wait, raise_priorities, sample_in_proportion, sgd_steps
 from acmelike.anakin.streams import StepStream
@@ -240,15 +240,16 @@ def builder_sequence_replay_agent(name: str, environment: JaxEnvironment, config
     its pure pieces (R2D2, MuZero): `builder.make_policy(networks=..., environment_spec=...)` acts, each
     environment's actor with its own copy of the training state's `params`, fetched every
     `config.variable_update_period` of its actions (`with_variable_client`); `learning.init_training_state(networks,
-    config, key)` and `learning.make_update_step(networks, config)` learn. `init_params(key)` is the networks' init
-    (its output's shapes are the parameters' copy)."""
+    config, key)` and `learning.make_update_step(networks, config, seeds_axis=SEEDS_AXIS)` learn (the update step
+    takes its periodic decisions, e.g. the target network's copy, once for every seed, so they stay branches).
+    `init_params(key)` is the networks' init (its output's shapes are the parameters' copy)."""
     policy = builder.make_policy(networks=networks, environment_spec=environment.spec)
     example_params = jax.eval_shape(init_params, jax.random.PRNGKey(0))
     return sequence_replay_agent(
         name, environment, config,
         policy=with_variable_client(policy, config.variable_update_period, example_params),
         init_training_state=lambda key: learning.init_training_state(networks, config, key),
-        update_step=learning.make_update_step(networks, config),
+        update_step=learning.make_update_step(networks, config, seeds_axis=SEEDS_AXIS),
         policy_params=lambda state: state.params,
         num_envs=num_envs,
         loss_keys=loss_keys,

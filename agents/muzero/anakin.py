@@ -26,7 +26,8 @@ def make_anakin_agent(environment: JaxEnvironment, config: MuZeroConfig, num_env
       each SGD step's value-error priorities written back; `max_replay_size` and `min_replay_size` in sequences;
       `samples_per_insert` held exactly (so `samples_per_insert_tolerance_rate` never matters; there is no
       `replay_table_name` table);
-    - the update is `learning.make_update_step` unchanged (unroll, targets, Reanalyse, AdamW, target network);
+    - the update is `learning.make_update_step` (unroll, targets, Reanalyse, AdamW, target network), deciding once
+      for every seed whether the target network's copy is due (`seeds_axis`), so the other steps do not copy it;
     - by default one environment per sequence an iteration inserts (2 with the defaults: one SGD step of 64
       sequences per 2 inserted, at 32 samples per insert), each environment writing `sequence_period` rows per
       sequence, and each with its own copy of the parameters fetched every `variable_update_period` of its

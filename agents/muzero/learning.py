@@ -4,12 +4,13 @@ priorities from the first step's value error. Optionally Reanalyse: fresh policy
 target network for part of each batch."""
 
 import functools
-from typing import NamedTuple
+from typing import NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
 import optax
 
+from acmelike.learners.periodic import periodic_update
 from acmelike.losses.muzero import masked_cross_entropy, scale_gradient, unroll_targets, value_error_priority
 from acmelike.types import ReplaySample
 from agents.muzero.acting import search_options, search_policy
@@ -161,11 +162,13 @@ def make_reanalyse(networks: MuZeroNetworks, config: MuZeroConfig):
     return reanalyse
 
 
-def make_update_step(networks: MuZeroNetworks, config: MuZeroConfig):
+def make_update_step(networks: MuZeroNetworks, config: MuZeroConfig, seeds_axis: Optional[str] = None):
     """Returns `update_step(state, sample) -> (state, metrics, extras)`: one AdamW step on `make_loss_fn`'s loss,
     the target network copied every `target_update_period` steps, after `make_reanalyse` refreshed part of the
     batch's policy targets with the target network (none by default); `extras["priorities"]` are the sampled
-    sequences' new priorities."""
+    sequences' new priorities. The copy is decided once for every seed along `seeds_axis` (a vmapped axis along
+    which every state's `steps` is the same: the fully jitted form's seeds), so it stays a branch
+    (`acmelike.learners.periodic`); None (one learner): decided on `steps` as it is."""
     optimizer = make_optimizer(config)
     loss_fn = make_loss_fn(networks, config)
     reanalyse = make_reanalyse(networks, config)
@@ -178,7 +181,7 @@ def make_update_step(networks: MuZeroNetworks, config: MuZeroConfig):
         updates, opt_state = optimizer.update(grads, state.opt_state, state.params)
         params = optax.apply_updates(state.params, updates)
         steps = state.steps + 1
-        target_params = optax.periodic_update(params, state.target_params, steps, config.target_update_period)
+        target_params = periodic_update(params, state.target_params, steps, config.target_update_period, seeds_axis)
         new_state = TrainingState(params=params, target_params=target_params, opt_state=opt_state, key=key,
                                   steps=steps)
         metrics = {"loss": loss, "gradient_norm": optax.tree.norm(grads), **metrics, **reanalyse_metrics}

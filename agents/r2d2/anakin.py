@@ -22,8 +22,9 @@ def make_anakin_agent(environment: JaxEnvironment, config: R2D2Config, num_envs:
       starts from the first row's and burns it in;
     - `max_replay_size` and `min_replay_size` in sequences, prioritized by `priority_exponent` with new sequences at
       priority 1.0 and each SGD step's priorities (`priority_eta`) written back, `importance_sampling_exponent`
-      correcting them (the update's); `samples_per_insert` held exactly (so `samples_per_insert_tolerance_rate`
-      never matters; there is no `replay_table_name` table);
+      correcting them (the update's, which decides once for every seed whether the target network's copy is due,
+      `seeds_axis`, so the other steps do not copy it); `samples_per_insert` held exactly (so
+      `samples_per_insert_tolerance_rate` never matters; there is no `replay_table_name` table);
     - by default one environment per sequence an iteration inserts (4 with the defaults: 32 samples / 8 per insert,
       each environment writing `sequence_period` rows per iteration), each with its own Ape-X epsilon drawn once
       from `epsilon`, `epsilon_alpha`, `num_epsilons`, and its own copy of the parameters fetched every

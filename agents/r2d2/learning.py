@@ -1,12 +1,13 @@
 """The R2D2 learning step: burn in the stored LSTM state, unroll online and target networks, n-step double Q
 with value rescaling, and sequence priorities for the replay table."""
 
-from typing import NamedTuple
+from typing import NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
 import optax
 
+from acmelike.learners.periodic import periodic_update
 from acmelike.losses import sequence_priority, transformed_n_step_double_q_loss
 from acmelike.types import ReplaySample
 from agents.r2d2.config import R2D2Config
@@ -94,10 +95,12 @@ def make_loss_fn(networks: R2D2Networks, config: R2D2Config):
     return loss_fn
 
 
-def make_update_step(networks: R2D2Networks, config: R2D2Config):
+def make_update_step(networks: R2D2Networks, config: R2D2Config, seeds_axis: Optional[str] = None):
     """Returns `update_step(state, sample) -> (state, metrics, extras)`: one Adam step on `make_loss_fn`'s loss, the
     target network copied every `target_update_period` steps; `extras["priorities"]` are the sampled sequences'
-    new priorities."""
+    new priorities. The copy is decided once for every seed along `seeds_axis` (a vmapped axis along which every
+    state's `steps` is the same: the fully jitted form's seeds), so it stays a branch
+    (`acmelike.learners.periodic`); None (one learner): decided on `steps` as it is."""
     optimizer = make_optimizer(config)
     loss_fn = make_loss_fn(networks, config)
 
@@ -108,7 +111,7 @@ def make_update_step(networks: R2D2Networks, config: R2D2Config):
         updates, opt_state = optimizer.update(grads, state.opt_state, state.params)
         params = optax.apply_updates(state.params, updates)
         steps = state.steps + 1
-        target_params = optax.periodic_update(params, state.target_params, steps, config.target_update_period)
+        target_params = periodic_update(params, state.target_params, steps, config.target_update_period, seeds_axis)
         new_state = TrainingState(params=params, target_params=target_params, opt_state=opt_state, steps=steps)
         metrics = {"loss": loss, "mean_q": mean_q, "gradient_norm": optax.tree.norm(grads)}
         return new_state, metrics, {"priorities": priorities}
