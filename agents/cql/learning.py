@@ -7,6 +7,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from acmelike.learners.periodic import periodic_update
 from acmelike.losses import double_q_td_loss
 from acmelike.types import ReplaySample
 
@@ -70,7 +71,7 @@ def make_update_step(networks, config):
         updates, opt_state = optimizer.update(grads, state.opt_state, state.params)
         params = optax.apply_updates(state.params, updates)
         steps = state.steps + 1
-        target_params = optax.periodic_update(params, state.target_params, steps, config.target_update_period)
+        target_params = periodic_update(params, state.target_params, steps, config.target_update_period)
         metrics = {"loss": loss, "td_loss": td_loss, "cql_penalty": penalty, "mean_q": mean_q}
         return TrainingState(params, target_params, opt_state, steps), metrics, {}
 

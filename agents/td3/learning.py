@@ -8,6 +8,7 @@ import jax.numpy as jnp
 import optax
 
 from acmelike.actors.continuous import to_unit
+from acmelike.learners.periodic import is_due
 from acmelike.losses import clipped_double_q_target, critic_regression_loss, deterministic_policy_gradient_loss
 from acmelike.types import ReplaySample
 from agents.td3.config import TD3Config
@@ -64,7 +65,7 @@ def make_update_step(networks: TD3Networks, config: TD3Config, seeds_axis: Optio
     form's seeds, which all learn in the same iterations). The decision is then reduced across it, so it stays a
     branch: decided per seed, `lax.cond` under vmap becomes a select that computes the policy update every step
     (and copies the policy, its optimiser state and both targets through it) to keep it one step in
-    `policy_delay`. None (one learner): decided on `steps` as it is.
+    `policy_delay` (`acmelike.learners.periodic`). None (one learner): decided on `steps` as it is.
     """
     policy_optimizer = optax.adam(config.policy_learning_rate)
     critic_optimizer = optax.adam(config.critic_learning_rate)
@@ -115,11 +116,8 @@ def make_update_step(networks: TD3Networks, config: TD3Config, seeds_axis: Optio
             return (state.policy_params, state.policy_opt_state, state.target_policy_params,
                     state.target_critic_params, jnp.zeros((), jnp.float32))
 
-        due = steps % config.policy_delay == 0
-        if seeds_axis is not None:
-            due = jax.lax.pmin(due, seeds_axis)
         policy_params, policy_opt_state, target_policy_params, target_critic_params, policy_loss = jax.lax.cond(
-            due, update_policy_and_targets, keep, None
+            is_due(steps, config.policy_delay, seeds_axis), update_policy_and_targets, keep, None
         )
         new_state = TrainingState(
             policy_params=policy_params,
