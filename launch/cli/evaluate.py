@@ -15,8 +15,9 @@ import argparse
 import json
 import os
 import sys
-from typing import Any, List, Optional
+from typing import Any, Callable, List, Optional, Tuple
 
+import dm_env
 import gymnasium
 import numpy as np
 
@@ -32,19 +33,16 @@ from launch.cli import description
 from launch.lifecycle.snapshots import load_snapshot
 
 
+ReadFrame = Callable[[dm_env.Environment], np.ndarray]  # an environment's current rgb frame, [H, W, 3] uint8
+
+
 class FrameRecorder:
-    """An EnvironmentLoop observer keeping the rgb frames of every step of the gymnasium (or PettingZoo)
-    environment inside the adapter, or of a Control Suite task's physics."""
+    """An EnvironmentLoop observer keeping the rgb frame of every step, read by `frame` (the one `make_environment`
+    gives with the environment, e.g. `render_frame` for a Control Suite task)."""
 
-    def __init__(self):
+    def __init__(self, frame: ReadFrame):
+        self._frame = frame
         self.frames: List[np.ndarray] = []
-
-    @staticmethod
-    def _frame(env) -> np.ndarray:
-        if hasattr(env, "physics"):  # a Control Suite task (the attribute is looked up through its wrappers)
-            return render_frame(env)
-        inner = env.pettingzoo_env if hasattr(env, "pettingzoo_env") else env.gymnasium_env
-        return np.asarray(inner.render())
 
     def observe_first(self, env, timestep) -> None:
         self.frames.append(self._frame(env))
@@ -82,20 +80,23 @@ def write_video(frames: List[np.ndarray], path: str, fps: int = 30) -> None:
         raise ValueError(f"--video {path}: the file must end in .gif or .mp4.")
 
 
-def make_environment(environment_id: str, seed: int, render: bool):
-    """The run's environment as the agents see it (float32), rendering rgb frames if `render`: gymnasium's,
-    PettingZoo's for an `mpe/...` id, or the Control Suite's for `dm_control/...` (it renders on demand)."""
+def make_environment(environment_id: str, seed: int, render: bool) -> Tuple[dm_env.Environment, ReadFrame]:
+    """The run's environment as the agents see it (float32), and how its frames are read (rendered as rgb only if
+    `render`): gymnasium's, PettingZoo's for an `mpe/...` id, or the Control Suite's for `dm_control/...` (which
+    renders on demand)."""
     if environment_id.startswith(CONTROL_SUITE_PREFIX):
-        return make_control_suite_environment(environment_id, seed)
+        return make_control_suite_environment(environment_id, seed), render_frame
     if not environment_id.startswith(MPE_PREFIX):
         check_gymnasium_id(environment_id)
     if render:  # pygame renders off-screen; without these SDL looks for a display and an audio device
         os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
         os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
+    render_mode = "rgb_array" if render else None
     if environment_id.startswith(MPE_PREFIX):
-        return make_pettingzoo_environment(environment_id, seed, render_mode="rgb_array" if render else None)
-    env = gymnasium.make(environment_id, render_mode="rgb_array" if render else None)
-    return GymnasiumToDmEnv(env, seed=seed, single_precision=True)
+        return (make_pettingzoo_environment(environment_id, seed, render_mode=render_mode),
+                lambda environment: np.asarray(environment.pettingzoo_env.render()))
+    env = GymnasiumToDmEnv(gymnasium.make(environment_id, render_mode=render_mode), seed=seed, single_precision=True)
+    return env, lambda environment: np.asarray(environment.gymnasium_env.render())
 
 
 def evaluate(
@@ -111,10 +112,10 @@ def evaluate(
         if environment is None:
             raise ValueError(f"The snapshot {snapshot.path} names no environment: pass --env.")
         check_environment_id_from_file(environment, f"The snapshot {snapshot.path}")
-    env = make_environment(environment, seed, render=video is not None)
+    env, frame = make_environment(environment, seed, render=video is not None)
     _check_spec(snapshot, make_environment_spec(env), environment)
     actor = snapshot.make_actor(seed)
-    recorder = FrameRecorder()
+    recorder = FrameRecorder(frame)
     episode_results = []
     for episode in range(episodes):
         observers = (recorder,) if video is not None and episode == 0 else ()

@@ -13,7 +13,7 @@ from stack import require
 from acmelike.environments import load_suite, make_control_suite_environment
 from launch import make_experiment_config
 from launch.cli import packages
-from launch.cli.evaluate import FrameRecorder
+from launch.cli.evaluate import FrameRecorder, make_environment
 from launch.cli.train import plan
 from run_helpers import command_line
 
@@ -91,8 +91,8 @@ def test_the_python_api_takes_a_control_suite_id_or_the_suites_own_environment()
                          or ctypes.util.find_library("OSMesa")),
                     reason="no display, EGL or OSMesa: MuJoCo cannot render here (acmelike.environments.control_suite)")
 def test_evaluates_frame_recorder_renders_the_suites_frames():
-    environment = make_control_suite_environment("dm_control/cartpole-swingup", seed=0)
-    recorder = FrameRecorder()
+    environment, frame = make_environment("dm_control/cartpole-swingup", seed=0, render=True)
+    recorder = FrameRecorder(frame)
     timestep = environment.reset()
     recorder.observe_first(environment, timestep)
     recorder.observe(environment, environment.step(np.ones(1, np.float32)), np.ones(1, np.float32))
