@@ -39,13 +39,14 @@ def train(config, *, overwrite: bool = False, ray_options=None, **options: Any) 
       overwrite: a new run may replace what `config.run_dir` holds (without it, a non-empty run directory is
         refused: RunDirectoryRefused, a ValueError saying what to pass).
       ray_options: `launch.engines.distributed.ray_engine.RayOptions`, with `launch="ray"`.
-      **options: `RunOptions` fields: `launch` ("single", "local_mt", "local_mp", "ray"), `actors`, `resume`,
-        `checkpoint_every_minutes`, `tensorboard`, `bind_address`. `resume=True` goes on from the run's latest
-        checkpoint (a fresh start if it has none), launched as it was launched first.
+      **options: `RunOptions` fields: `launch` ("single", "local_mt", "local_mp", "ray"; an
+        `OfflineExperimentConfig`'s is "offline", given or not), `actors`, `resume`, `checkpoint_every_minutes`,
+        `tensorboard`, `bind_address`. `resume=True` goes on from the run's latest checkpoint (a fresh start if it
+        has none), launched as it was launched first.
 
     With a run directory, this process holds its lock (`RunDirectoryLock`) while the run lasts.
     """
-    options = RunOptions(**options)
+    options = _run_options(config, options)
     run_dir = config.run_dir
     if options.resume and overwrite:
         raise ValueError("resume=True continues the run in run_dir and overwrite=True would erase it: pass one.")
@@ -68,11 +69,28 @@ def train(config, *, overwrite: bool = False, ray_options=None, **options: Any) 
             lock.release()
 
 
+def _run_options(config, options: Dict[str, Any]) -> RunOptions:
+    """`RunOptions(**options)`, whose launch an `OfflineExperimentConfig` decides: "offline", as the command line's
+    --dataset records it (run_options.json, the summary). Another launch given with one is refused."""
+    if isinstance(config, OfflineExperimentConfig):
+        launch = options.get("launch", "offline")
+        if launch != "offline":
+            raise ValueError(f"launch={launch!r}: an OfflineExperimentConfig runs offline, in this process; leave "
+                             f"launch out (or pass launch='offline').")
+        options = {**options, "launch": "offline"}
+    return RunOptions(**options)
+
+
 def _check_launched_as_before(run_dir: str, options: RunOptions) -> None:
     """A run's checkpoints hold what its runner saves: it resumes on the engine it was launched on."""
     if not os.path.exists(os.path.join(run_dir, RUN_OPTIONS)):  # nothing launched there yet: a fresh start
         return
     saved = read_run_options(run_dir)
+    if options.launch == "offline" and saved.launch == "single":
+        return  # an offline run that launch.train recorded as "single" before it recorded "offline"
+    if saved.launch == "offline" != options.launch:
+        raise ValueError(f"resume=True: the run in {run_dir} is an offline run (its run_options.json): resume it "
+                         f"with its OfflineExperimentConfig (launch.make_offline_experiment_config).")
     if saved.launch != options.launch:
         raise ValueError(
             f"resume=True: the run in {run_dir} was launched with launch={saved.launch!r} (its run_options.json), "
