@@ -114,11 +114,16 @@ def resumable_stop(group: CellGroup, exit_code: int, run_dir: str) -> bool:
 
 
 def has_anakin_checkpoint(run_dir: str) -> bool:
-    """Whether `run_dir` holds an Anakin run (`anakin.json`) with a complete checkpoint (a directory under
-    `checkpoints/` not ending in `.tmp`; read from the file system, so the runner imports no JAX)."""
+    """Whether `run_dir` holds an Anakin run (its `run_options.json` says launch anakin; an older run's has
+    `anakin.json`) with a complete checkpoint (a directory under `checkpoints/` not ending in `.tmp`). Read from the
+    file system, so the runner imports no JAX: `launch.engines.anakin.is_anakin_run` says the same."""
+    try:
+        with open(os.path.join(run_dir, "run_options.json")) as f:
+            anakin = json.load(f).get("launch") == "anakin"
+    except (OSError, ValueError, AttributeError):
+        anakin = os.path.exists(os.path.join(run_dir, "anakin.json"))
     checkpoints = os.path.join(run_dir, "checkpoints")
-    return os.path.exists(os.path.join(run_dir, "anakin.json")) and os.path.isdir(checkpoints) and any(
-        not name.endswith(".tmp") for name in os.listdir(checkpoints))
+    return anakin and os.path.isdir(checkpoints) and any(not name.endswith(".tmp") for name in os.listdir(checkpoints))
 
 
 def cell_path(out: str, suite: str, agent: str, task: str, seed: int, error: bool = False) -> str:

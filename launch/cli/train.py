@@ -197,14 +197,14 @@ _ANAKIN_RESUME_FLAGS = {"--resume", "--launch", "--progress-seconds", "--checkpo
 
 
 def _plan_anakin_resume(argv: List[str], given: Dict[str, Optional[str]], launch: str) -> RunPlan:
-    """`--resume RUN_DIR` of an Anakin run: its `anakin.json`, with the progress and checkpoint period given."""
+    """`--resume RUN_DIR` of an Anakin run: its config.json, with the progress and checkpoint period given."""
     resume = given["--resume"]
     if launch != "anakin":
         _error(f"--resume {resume}: that run was launched with --launch anakin, and its checkpoints hold what that "
                f"runner saves: leave --launch out to resume it as it was launched.")
     others = sorted(set(given) - _ANAKIN_RESUME_FLAGS)
     if others:
-        _error(f"--resume {resume} continues that Anakin run as it was started ({resume}/anakin.json): "
+        _error(f"--resume {resume} continues that Anakin run as it was started ({resume}/config.json): "
                f"drop {', '.join(others)} (only --progress-seconds and --checkpoint-every may change).")
     command = _parse(argv, launch)
     changes = {"progress_period_s": command.progress_seconds}
@@ -298,7 +298,7 @@ def _check_resume(command: Command, given, saved: _SavedRun, launch: str) -> Non
         _error(f"--resume {command.resume} continues that run; --overwrite would erase it: drop one of them.")
     if command.run_dir is not None and command.run_dir != command.resume:
         _error("--resume RUN_DIR continues RUN_DIR: leave --run-dir out.")
-    if (launch == "offline") != (saved.launch == "offline") or (launch == "single") != (saved.launch == "single"):
+    if launch != saved.launch and not (launch in DISTRIBUTED and saved.launch in DISTRIBUTED):
         how = "--dataset " + saved.arguments["dataset"] if saved.launch == "offline" else f"--launch {saved.launch}"
         _error(f"--resume {command.resume}: that run was launched with {how}, and its checkpoints hold what that "
                f"runner saves: leave --launch and --dataset out to resume it as it was launched.")

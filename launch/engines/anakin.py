@@ -48,6 +48,7 @@ from launch.experiments.overrides import assignments
 from launch.experiments.summaries import ReturnTracker, agent_returns, average_return, run_summary, write_summary
 from launch.lifecycle.checkpoints import resumable_checkpoint
 from launch.lifecycle.logs import log_sizes, run_logger, truncate_logs
+from launch.lifecycle.run_directory import CONFIG_FILE, RunOptions, read_run_options, write_run_options
 from launch.registry import agent_definition, anakin_agents
 
 
@@ -471,31 +472,50 @@ def _identity(config: AnakinConfig) -> Dict[str, Any]:
             "return_window": config.return_window, "agent_config": dataclasses.asdict(config.resolved_agent_config)}
 
 
-ANAKIN_CONFIG = "anakin.json"
+# Before 2026-11-29 an Anakin run kept its settings in <run_dir>/anakin.json, with `environment` for config.json's
+# `env`; such a run directory is still read (`read_anakin_config`), and says so.
+OLD_ANAKIN_CONFIG = "anakin.json"
 
 
 def write_anakin_config(config: AnakinConfig) -> None:
-    """`<run_dir>/anakin.json`: the run's settings, resolved agent config included, which `python -m launch
-    --resume RUN_DIR` reads back (`read_anakin_config`)."""
-    os.makedirs(config.run_dir, exist_ok=True)
-    data = {field.name: getattr(config, field.name) for field in dataclasses.fields(config)
-            if field.name not in ("agent_config", "resume", "run_dir")}
+    """The run directory as every launch writes it (`launch.lifecycle.run_directory`): `config.json`, the run's
+    settings with its resolved agent config, and `run_options.json`, which says the launch is anakin; `python -m
+    launch --resume RUN_DIR` reads both back (`read_anakin_config`)."""
+    data = {"agent": config.agent, "env": config.environment}
+    data.update({field.name: getattr(config, field.name) for field in dataclasses.fields(config)
+                 if field.name not in ("agent", "environment", "agent_config", "resume", "run_dir")})
     data.update(seeds=list(config.seeds), agent_config=dataclasses.asdict(config.resolved_agent_config))
-    with open(os.path.join(config.run_dir, ANAKIN_CONFIG), "w") as f:
+    os.makedirs(config.run_dir, exist_ok=True)
+    with open(os.path.join(config.run_dir, CONFIG_FILE), "w") as f:
         json.dump(data, f, indent=2)
+    write_run_options(config.run_dir, RunOptions(launch="anakin", tensorboard=config.tensorboard,
+                                                 checkpoint_every_minutes=config.checkpoint_every_minutes))
 
 
 def is_anakin_run(run_dir: str) -> bool:
-    return os.path.exists(os.path.join(run_dir, ANAKIN_CONFIG))
+    """Whether `run_dir` holds an Anakin run: its run_options.json says so (or it has an older run's anakin.json)."""
+    if os.path.exists(os.path.join(run_dir, OLD_ANAKIN_CONFIG)):
+        return True
+    try:
+        return read_run_options(run_dir).launch == "anakin"
+    except CheckpointError:
+        return False  # the resume that follows names what is wrong with the file
 
 
 def read_anakin_config(run_dir: str, **changes: Any) -> AnakinConfig:
-    """The AnakinConfig of the run in `run_dir` (its `anakin.json`), set to resume, with `changes` applied;
-    CheckpointError naming the file if it is unreadable."""
-    path = os.path.join(run_dir, ANAKIN_CONFIG)
+    """The AnakinConfig of the run in `run_dir` (its config.json), set to resume, with `changes` applied;
+    CheckpointError naming the file if it is unreadable. An older run's anakin.json is read as it was written, and a
+    line on stdout says so."""
+    path = os.path.join(run_dir, CONFIG_FILE)
+    if not os.path.exists(path) and os.path.exists(os.path.join(run_dir, OLD_ANAKIN_CONFIG)):
+        path = os.path.join(run_dir, OLD_ANAKIN_CONFIG)
+        print(f"[anakin] {run_dir} was written before Anakin runs kept config.json and run_options.json: reading its "
+              f"settings from {path}. The files it has keep their format; a new run directory gets today's.",
+              flush=True)
     try:
         with open(path) as f:
             saved = json.load(f)
+        saved["environment"] = saved.pop("env") if "env" in saved else saved.pop("environment")
         agent_config = make_agent_config(saved["agent"], assignments(saved.pop("agent_config")))
         saved["seeds"] = tuple(saved["seeds"])
         return AnakinConfig(**{**saved, **changes}, agent_config=agent_config, run_dir=run_dir, resume=True)

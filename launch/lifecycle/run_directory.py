@@ -31,6 +31,7 @@ from launch.engines.bind_address import check_address
 from launch.experiments.overrides import assignments
 
 CHECKPOINTS, RUN_OPTIONS, FAILURES_DIR, LOCK_FILE = "checkpoints", "run_options.json", "failures", ".lock"
+CONFIG_FILE = "config.json"
 DEFAULT_CHECKPOINT_MINUTES = 10.0
 READ_ONLY_ERRNOS = (errno.EROFS, errno.EACCES, errno.EPERM)  # "this cannot be written here"
 
@@ -57,7 +58,7 @@ def check_new_run_dir(run_dir: str, overwrite: bool) -> None:
         raise RunDirectoryRefused(f"--run-dir {run_dir} is a file, not a directory: choose a directory path.")
     held = _contents(run_dir)
     if not overwrite and held:
-        has_run = os.path.exists(os.path.join(run_dir, "config.json"))
+        has_run = os.path.exists(os.path.join(run_dir, CONFIG_FILE))
         resume = f" continue its run with --resume {run_dir} (from Python: launch.train(config, resume=True))," \
             if has_run else ""
         raise RunDirectoryRefused(
@@ -303,7 +304,7 @@ def write_config(config) -> None:
             data["agent_reference"] = config.agent_reference
     data["agent_config"] = config.agent_config_dict()
     os.makedirs(config.run_dir, exist_ok=True)
-    with open(os.path.join(config.run_dir, "config.json"), "w") as f:
+    with open(os.path.join(config.run_dir, CONFIG_FILE), "w") as f:
         json.dump(data, f, indent=2)
 
 
@@ -326,7 +327,7 @@ def resume_arguments(run_dir: str) -> dict:
     for an offline run (its config.json names a `dataset`, and so do these arguments),
     `make_offline_experiment_config`'s. CheckpointError naming the file if it is missing or incomplete, and for a
     run of an agent of your own (`agent_reference`), which only your script can rebuild."""
-    path = os.path.join(run_dir, "config.json")
+    path = os.path.join(run_dir, CONFIG_FILE)
     try:
         with open(path) as f:
             saved = json.load(f)

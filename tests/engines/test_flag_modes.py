@@ -268,3 +268,33 @@ def test_a_resumed_run_keeps_its_replay_and_refuses_another(tmp_path):
     result, errors = _plan(["--resume", run_dir, "--replay", "local"])
     assert isinstance(result, SystemExit) and result.code == 2, errors
     assert "--replay" in errors and "'reverb'" in errors, errors
+
+
+def test_an_anakin_run_directory_is_kept_as_every_launch_keeps_one(tmp_path):
+    run_dir = saved_run("anakin", tmp_path)
+    assert sorted(os.listdir(run_dir)) == ["config.json", "run_options.json"]
+    result, errors = _plan(["--resume", run_dir])
+    assert result.launch == "anakin" and result.config.resume and result.config.environment == "gymnax/CartPole-v1", \
+        errors
+
+
+def test_an_anakin_run_directory_of_the_old_format_is_resumed_and_says_so(tmp_path, capsys):
+    """Before config.json and run_options.json, an Anakin run kept its settings in anakin.json (`environment` for
+    `env`): such a directory is still resumed as it was started, with a line that says what was read."""
+    import dataclasses
+    import json
+
+    from launch.experiments.make import make_agent_config
+
+    run_dir = tmp_path / "old"
+    run_dir.mkdir()
+    old = {"agent": "ppo", "environment": "gymnax/CartPole-v1", "max_num_actor_steps": 100, "seeds": [0, 3],
+           "threshold": None, "return_window": 20, "stop_at_average_return": None, "iterations_per_call": 64,
+           "progress_period_s": 5.0, "tensorboard": False, "checkpoint_every_minutes": 10.0,
+           "agent_config": dataclasses.asdict(make_agent_config("ppo", ["learning_rate=0.001"]))}
+    (run_dir / "anakin.json").write_text(json.dumps(old))
+    result, errors = _plan(["--resume", str(run_dir)])
+    assert not isinstance(result, SystemExit), errors
+    assert result.config.seeds == (0, 3) and result.config.environment == "gymnax/CartPole-v1"
+    assert result.config.agent_config.learning_rate == 0.001 and result.config.resume
+    assert "anakin.json" in capsys.readouterr().out

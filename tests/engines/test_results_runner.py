@@ -195,7 +195,7 @@ def test_an_anakin_group_with_a_checkpoint_is_resumed_not_restarted(tmp_path):
 
     run_dir = tmp_path / "seeds_0_1_2_3_4"
     (run_dir / "checkpoints" / "000000001024.tmp").mkdir(parents=True)
-    (run_dir / "anakin.json").write_text("{}")
+    (run_dir / "run_options.json").write_text('{"launch": "anakin"}')
     assert not has_anakin_checkpoint(str(run_dir))
     (run_dir / "checkpoints" / "000000000512").mkdir()
     assert has_anakin_checkpoint(str(run_dir))
@@ -204,5 +204,8 @@ def test_an_anakin_group_with_a_checkpoint_is_resumed_not_restarted(tmp_path):
     # SIGTERM's and SIGINT's exit codes leave no record (the group is unfinished); a failure does.
     assert resumable_stop(group, 143, str(run_dir)) and resumable_stop(group, 130, str(run_dir))
     assert not resumable_stop(group, 1, str(run_dir))
-    (run_dir / "anakin.json").unlink()
+    (run_dir / "run_options.json").write_text('{"launch": "local_mp"}')
     assert not has_anakin_checkpoint(str(run_dir))
+    (run_dir / "run_options.json").unlink()
+    (run_dir / "anakin.json").write_text("{}")  # an Anakin run directory written before run_options.json
+    assert has_anakin_checkpoint(str(run_dir))
