@@ -20,6 +20,7 @@ from typing import Any, Callable, List, Optional, Tuple
 import dm_env
 import gymnasium
 import numpy as np
+from dm_env import specs
 
 from acmelike.checkpointing import CheckpointError
 from acmelike.environments import CONTROL_SUITE_PREFIX, make_control_suite_environment, render_frame
@@ -155,14 +156,21 @@ def _check_spec(snapshot, spec, environment: str) -> None:
                  for agent in saved_ids]
         pairs += [(f"actions of agent {agent!r}", saved_spec.actions[agent], spec.actions[agent]) for agent in saved_ids]
     else:
-        pairs = [(field, getattr(saved_spec, field), getattr(spec, field)) for field in ("observations", "actions")]
+        pairs = [("observations", saved_spec.observations, spec.observations),
+                 ("actions", saved_spec.actions, spec.actions)]
     for what, saved, actual in pairs:
-        if getattr(saved, "shape", None) != getattr(actual, "shape", None) or getattr(
-            saved, "num_values", None
-        ) != getattr(actual, "num_values", None):
+        if _built_for(saved) != _built_for(actual):
             raise ValueError(
                 f"The snapshot {snapshot.path} was trained on {what} {saved!r}, but {environment} has {actual!r}."
             )
+
+
+def _built_for(spec) -> Optional[Tuple[Tuple[int, ...], Optional[int]]]:
+    """What networks built for `spec` depend on: an array spec's shape and, for a discrete one, its number of
+    values; None for a nest of specs, which is not compared."""
+    if not isinstance(spec, specs.Array):
+        return None
+    return spec.shape, spec.num_values if isinstance(spec, specs.DiscreteArray) else None
 
 
 def main(argv=None) -> int:
