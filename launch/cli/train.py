@@ -47,7 +47,7 @@ from launch.engines.train import train
 from launch.experiments.make import make_agent_config, make_experiment_config, make_offline_experiment_config
 from launch.experiments.overrides import format_config_fields
 from launch.experiments.presets import preset_values
-from launch.experiments.summaries import failed_summary
+from launch.experiments.summaries import failed_summary, summary_identity
 from launch.lifecycle.run_directory import (
     DEFAULT_CHECKPOINT_MINUTES,
     RunDirectoryRefused,
@@ -403,14 +403,13 @@ def _identity(run: RunPlan, wall_seconds: float) -> Dict[str, Any]:
     """What names a run whose runner made no summary (an error ended it first), for `failed_summary`."""
     config = run.config
     if run.launch == "anakin":
-        known = {"agent": config.agent, "env": config.environment, "launch": "anakin", "seeds": list(config.seeds),
+        known = {"agent": config.agent, "env": config.environment, "seeds": list(config.seeds),
                  "config": dataclasses.asdict(config.resolved_agent_config)}
     else:
-        known = {"agent": config.agent_name, "env": config.environment_name, "launch": run.launch, "seed": config.seed,
-                 "config": config.agent_config_dict()}
+        known = summary_identity(config)
         if run.launch == "offline":
             known["dataset"] = config.dataset_name
-    return {**known, "wall_seconds": round(wall_seconds, 2)}
+    return {**known, "launch": run.launch, "wall_seconds": round(wall_seconds, 2)}
 
 
 def exit_code(summary: Dict[str, Any]) -> int:

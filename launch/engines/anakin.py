@@ -407,10 +407,11 @@ def _summarise(config: AnakinConfig, agent: AnakinAgent, state: "_RunState", com
     summaries = []
     for log in state.logs:
         log.close()
-        label = _Labels(config.agent, config.environment, log.seed, config.resolved_agent_config)
+        identity = {"agent": config.agent, "env": config.environment, "seed": log.seed,
+                    "config": dataclasses.asdict(config.resolved_agent_config)}
         counts = {"actor_steps": log.actor_steps, "learner_steps": log.learner_steps}
         summary = run_summary(
-            label, log.tracker, counts, wall_seconds,
+            identity, log.tracker, counts, wall_seconds,
             launch="anakin", num_envs=agent.num_envs, num_seeds=num_seeds, compile_seconds=round(compile_seconds, 2),
             device=device,
             interrupted=stop.requested, **({"signal": stop.signal_name} if stop.requested else {}),
@@ -418,7 +419,7 @@ def _summarise(config: AnakinConfig, agent: AnakinAgent, state: "_RunState", com
         summaries.append(summary)
         if log.directory:
             write_summary(log.directory, summary)
-            _plot(log.directory, label, config.return_window)
+            _plot(log.directory, config, log.seed)
     result = summaries[0] if num_seeds == 1 else _combine(config, summaries, wall_seconds, compile_seconds, stop)
     if config.run_dir and num_seeds > 1:
         write_summary(config.run_dir, result)
@@ -577,17 +578,6 @@ def _resume_logs(config: AnakinConfig, path: str) -> Dict[int, Dict[str, int]]:
     return counts_of
 
 
-@dataclasses.dataclass(frozen=True)
-class _Labels:  # what run_summary reads from an ExperimentConfig
-    agent_name: str
-    environment_name: str
-    seed: int
-    agent_config: Any
-
-    def agent_config_dict(self) -> Dict[str, Any]:
-        return dataclasses.asdict(self.agent_config)
-
-
 def _seed_dir(config: AnakinConfig, seed: int) -> Optional[str]:
     if not config.run_dir:
         return None
@@ -623,11 +613,11 @@ def _combine(config: AnakinConfig, summaries: Sequence[Dict[str, Any]], wall_sec
     }
 
 
-def _plot(directory: str, label: _Labels, window: int) -> None:
+def _plot(directory: str, config: AnakinConfig, seed: int) -> None:
     plot_run_learning_curve(
         directory,
         actor_labels=["actor"],
-        window=window,
-        title=f"{label.agent_name} on {label.environment_name} (anakin, seed {label.seed})",
+        window=config.return_window,
+        title=f"{config.agent} on {config.environment} (anakin, seed {seed})",
     )
 

@@ -40,7 +40,7 @@ from launch.experiments.config import ExperimentConfig
 from launch.experiments.evaluation import Evaluator
 from launch.experiments.interrupts import StopRequests
 from launch.experiments.parts import AgentParts
-from launch.experiments.summaries import agent_returns, make_tracker, run_summary
+from launch.experiments.summaries import agent_returns, make_tracker, run_summary, summary_identity
 from launch.lifecycle.checkpoints import RunLifecycle
 from launch.lifecycle.run_directory import RunOptions, write_config
 
@@ -229,7 +229,7 @@ def run_single_process(config: ExperimentConfig, options: RunOptions = RunOption
 
     extra = {"average_evaluator_return": evaluator.last_average} if evaluator is not None else {}
     summary = run_summary(
-        config, tracker, counter.get_counts(), time.time() - start, launch="single", **extra,
+        summary_identity(config), tracker, counter.get_counts(), time.time() - start, launch="single", **extra,
         interrupted=stop.requested, **({"signal": stop.signal_name} if stop.requested else {}), failures=failures,
     )
     lifecycle.write_summary(summary, plot=functools.partial(_plot, config))

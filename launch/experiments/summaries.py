@@ -87,19 +87,26 @@ def _number(value: float) -> Optional[float]:
     return None if value != value else round(value, 2)  # NaN (no episode yet) is not JSON
 
 
+def summary_identity(config) -> Dict[str, Any]:
+    """What names a run in its summary (`run_summary`'s `identity`): agent, env, seed and the resolved agent config
+    of an `ExperimentConfig` or `OfflineExperimentConfig`."""
+    return {"agent": config.agent_name, "env": config.environment_name, "seed": config.seed,
+            "config": config.agent_config_dict()}
+
+
 def run_summary(
-    config, tracker: ReturnTracker, counts: Mapping[str, Any], wall_seconds: float, **extra: Any
+    identity: Mapping[str, Any], tracker: ReturnTracker, counts: Mapping[str, Any], wall_seconds: float, **extra: Any
 ) -> Dict[str, Any]:
     """The summary of a run: agent, env, env_steps, wall_seconds, average_return_last_<N> (N = the tracker's
     window, also given as `return_window`), threshold and steps_to_threshold (the first actor step at which the
     average reached it; None if it never did or there is no threshold), for a multi-agent run each agent's
     `average_return_last_<N>/<agent id>` (the team's is the sum), steps_per_second, learner_steps, episodes, seed,
     the resolved agent config, failed (false: `failed_summary` makes the summary of a run an error ended), then the
-    runner's `extra` fields."""
+    runner's `extra` fields. `identity` names the run (`summary_identity`): agent, env, seed, config."""
     steps = int(counts.get("actor_steps", 0))
     return {
-        "agent": config.agent_name,
-        "env": config.environment_name,
+        "agent": identity["agent"],
+        "env": identity["env"],
         "env_steps": steps,
         "wall_seconds": round(wall_seconds, 2),
         f"average_return_last_{tracker.window}": _number(tracker.average),
@@ -111,8 +118,8 @@ def run_summary(
         "steps_per_second": round(steps / wall_seconds, 1) if wall_seconds > 0 else None,
         "learner_steps": int(counts.get("learner_steps", 0)),
         "episodes": tracker.episodes,
-        "seed": config.seed,
-        "config": config.agent_config_dict(),
+        "seed": identity["seed"],
+        "config": identity["config"],
         "failed": False,
         **extra,
     }

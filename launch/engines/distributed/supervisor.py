@@ -22,7 +22,7 @@ from acmelike.loggers.plotting import plot_run_learning_curve
 from launch.engines.distributed import nodes
 from launch.experiments.config import ExperimentConfig
 from launch.experiments.interrupts import StopRequests
-from launch.experiments.summaries import agent_returns, make_tracker, run_summary, write_summary
+from launch.experiments.summaries import agent_returns, make_tracker, run_summary, summary_identity, write_summary
 from launch.lifecycle.checkpoints import RunLifecycle
 from launch.lifecycle.run_directory import FAILURES_DIR, RunOptions, record_failure, write_config, write_failure_file
 
@@ -186,7 +186,7 @@ def summarize(
     ended_by_program = os.path.exists(os.path.join(run_dir, nodes.ENDED_FILE))
     interrupted = stop.signal_name == "SIGINT" or (stop.requested and not ended_by_program)
     summary = run_summary(
-        config, tracker, counts, wall, launch=launch, actors=num_actors, inference=config.inference,
+        summary_identity(config), tracker, counts, wall, launch=launch, actors=num_actors, inference=config.inference,
         average_evaluator_return=evaluation,
         interrupted=interrupted, **({"signal": stop.signal_name} if interrupted else {}), **extra,
     )
