@@ -16,6 +16,7 @@ launch whose class lacks it is refused by `refusal`, naming the flag, the launch
 """
 
 import dataclasses
+import inspect
 from typing import ClassVar, Dict, FrozenSet, List, Literal, Mapping, Optional, Sequence, Tuple, Union
 
 import tyro
@@ -409,7 +410,7 @@ def _part_of(flag: str) -> Optional[type]:
     """The option part that declares `flag` (None for the run's flags and --launch)."""
     for cls in LAUNCH_CLASSES:
         for part in cls.__mro__:
-            if flag in {flag_of(name) for name in getattr(part, "__annotations__", {})} and "instead" in vars(part):
+            if flag in {flag_of(name) for name in inspect.get_annotations(part)} and "instead" in vars(part):
                 return part
     return None
 

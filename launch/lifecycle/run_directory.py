@@ -28,6 +28,7 @@ from acmelike.checkpointing import (
     verify_checkpoint,
 )
 from launch.engines.bind_address import check_address
+from launch.experiments.config import OfflineExperimentConfig
 from launch.experiments.overrides import assignments
 
 CHECKPOINTS, RUN_OPTIONS, FAILURES_DIR, LOCK_FILE = "checkpoints", "run_options.json", "failures", ".lock"
@@ -183,8 +184,8 @@ class RunOptions:
       checkpoint_every_minutes: minutes between checkpoints (also one at every clean stop); None: none.
       tensorboard: also write TensorBoard event files under `<run_dir>/tensorboard/`.
       resume: continue from the run directory's latest checkpoint (a fresh start if it has none yet).
-      launch, actors: the runner (`--launch`; the command line says "offline" for --dataset) and a distributed
-        program's actor nodes, so `--resume` relaunches the run as it was launched.
+      launch, actors: the runner (`--launch`; "offline" for a run of an `OfflineExperimentConfig`, from --dataset or
+        `launch.train`) and a distributed program's actor nodes, so `--resume` relaunches the run as it was launched.
       bind_address: the address the run's servers listen on (`launch.engines.bind_address`); None: 127.0.0.1, or,
         joining a Ray cluster, the address this machine reaches it from. `--resume` does not take it from the
         saved run: only a command line opens a port beyond this machine.
@@ -295,7 +296,7 @@ def write_config(config) -> None:
         "return_window": config.return_window,
         "stop_at_average_return": config.stop_at_average_return,
     }
-    if hasattr(config, "dataset_name"):  # offline
+    if isinstance(config, OfflineExperimentConfig):
         data.update(dataset=config.dataset_name, max_num_learner_steps=config.max_num_learner_steps)
     else:
         data.update(max_num_actor_steps=config.max_num_actor_steps, num_envs=config.num_envs,
