@@ -4,7 +4,7 @@
 
 A run's launch is one of six classes (`LAUNCH_CLASSES`), each composed of the option parts below that make sense
 for it: `Ray` has `ActorNodes`, `Single` has not, so `--actors` cannot be given to a single-process run. The flag
-x launch table, its refusals and their tests are read from these types (`launch_of_flag`, `refusal`); nothing else
+x launch table, its refusals and their tests are read from these types (`launches_of`, `refusal`); nothing else
 lists them. On the command line the launch is chosen as before, and the parser turns the choice into tyro's
 subcommand (`tyro_arguments`):
 
@@ -34,14 +34,25 @@ class FlagError(Exception):
     it through to the parser, which prints it as one line."""
 
 
-def _at_least(flag: str, value, minimum, strictly: bool = False, maximum=None) -> None:
-    """FlagError unless `value` (None: the flag was left out) is >= minimum (> if `strictly`) and <= maximum."""
-    if value is None:
-        return
-    if value < minimum or (strictly and value == minimum):
-        raise FlagError(f"{flag}: must be {'>' if strictly else '>='} {minimum}, got {value}")
-    if maximum is not None and value > maximum:
-        raise FlagError(f"{flag}: must be <= {maximum}, got {value}")
+def bounded(default, minimum, strictly: bool = False, maximum=None):
+    """A field whose value, when given, must be >= minimum (> if `strictly`) and <= maximum (`Options` checks)."""
+    return dataclasses.field(default=default, metadata={"bounds": (minimum, strictly, maximum)})
+
+
+@dataclasses.dataclass(frozen=True)
+class Options:
+    """The base of the run's flags and of every option part: checks the fields declared `bounded`."""
+
+    def __post_init__(self):
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if "bounds" not in field.metadata or value is None:  # None: the flag was left out
+                continue
+            minimum, strictly, maximum = field.metadata["bounds"]
+            if value < minimum or (strictly and value == minimum):
+                raise FlagError(f"{flag_of(field.name)}: must be {'>' if strictly else '>='} {minimum}, got {value}")
+            if maximum is not None and value > maximum:
+                raise FlagError(f"{flag_of(field.name)}: must be <= {maximum}, got {value}")
 
 
 # What each option part says where its launch lacks it: one text, or one per launch. {flag}, {value} and {launch}
@@ -50,7 +61,7 @@ Instead = Union[str, Mapping[str, str]]
 
 
 @dataclasses.dataclass(frozen=True)
-class RunFlags:
+class RunFlags(Options):
     """What every run takes, whatever its launch.
 
     Attributes:
@@ -85,27 +96,23 @@ class RunFlags:
 
     agent: Annotated[Optional[str], LEFT_OUT] = None
     env: Annotated[Optional[str], LEFT_OUT] = None
-    steps: int = 100_000
-    seed: int = 0
+    steps: int = bounded(100_000, 1)
+    seed: int = bounded(0, 0, maximum=MAX_SEED)
     run_dir: Annotated[Optional[str], LEFT_OUT] = None
     overwrite: bool = False
     config: Annotated[Tuple[str, ...], tyro.conf.UseAppendAction] = ()
     target_return: Annotated[Optional[float], LEFT_OUT] = None
-    return_window: Annotated[Optional[int], LEFT_OUT] = None
-    progress_seconds: float = 5.0
+    return_window: Annotated[Optional[int], LEFT_OUT] = bounded(None, 1)
+    progress_seconds: float = bounded(5.0, 0.0, strictly=True)
     stop_at_return: Annotated[Optional[float], LEFT_OUT] = None
-    checkpoint_every: Annotated[Optional[float], LEFT_OUT] = None
+    checkpoint_every: Annotated[Optional[float], LEFT_OUT] = bounded(None, 0.0, strictly=True)
     tensorboard: bool = False
     resume: Annotated[Optional[str], LEFT_OUT] = None
     compilation_cache: Annotated[Optional[str], LEFT_OUT] = None
     list_config: bool = False
 
     def __post_init__(self):
-        _at_least("--steps", self.steps, 1)
-        _at_least("--seed", self.seed, 0, maximum=MAX_SEED)
-        _at_least("--return-window", self.return_window, 1)
-        _at_least("--progress-seconds", self.progress_seconds, 0.0, strictly=True)
-        _at_least("--checkpoint-every", self.checkpoint_every, 0.0, strictly=True)
+        super().__post_init__()
         for assignment in self.config:
             if "=" not in assignment:
                 raise FlagError(f"--config expects FIELD=VALUE (e.g. learning_rate=3e-4), got {assignment!r}")
@@ -119,7 +126,7 @@ _ANAKIN_BATCH = ("Anakin's batch of environments is set by the agent's fully jit
 
 
 @dataclasses.dataclass(frozen=True)
-class Evaluation:
+class Evaluation(Options):
     """A separate evaluator.
 
     Attributes:
@@ -127,16 +134,14 @@ class Evaluation:
         250 offline
     """
 
-    eval_every: Annotated[Optional[int], LEFT_OUT] = None
+    eval_every: Annotated[Optional[int], LEFT_OUT] = bounded(None, 0)
     instead: ClassVar[Instead] = ("Anakin has no separate evaluator: drop {flag} (the summary reports the training "
                                   "episodes' returns)")
 
-    def __post_init__(self):
-        _at_least("--eval-every", self.eval_every, 0)
 
 
 @dataclasses.dataclass(frozen=True)
-class Preset:
+class Preset(Options):
     """Hyperparameters per task.
 
     Attributes:
@@ -150,25 +155,23 @@ class Preset:
 
 
 @dataclasses.dataclass(frozen=True)
-class EnvironmentBatch:
+class EnvironmentBatch(Options):
     """Environments stepped together.
 
     Attributes:
       num_envs: environments each actor steps together, with one batched policy call per step (default 1)
     """
 
-    num_envs: Annotated[Optional[int], LEFT_OUT] = None
+    num_envs: Annotated[Optional[int], LEFT_OUT] = bounded(None, 1)
     instead: ClassVar[Instead] = {
         "anakin": _ANAKIN_BATCH + ": drop {flag}",
         "offline": "an offline run steps no environments but the evaluator's: drop {flag}",
     }
 
-    def __post_init__(self):
-        _at_least("--num-envs", self.num_envs, 1)
 
 
 @dataclasses.dataclass(frozen=True)
-class Servers:
+class Servers(Options):
     """Servers the run starts.
 
     Attributes:
@@ -183,7 +186,7 @@ class Servers:
 
 
 @dataclasses.dataclass(frozen=True)
-class ReplayChoice:
+class ReplayChoice(Options):
     """Which replay serves the agent's tables.
 
     Attributes:
@@ -206,26 +209,24 @@ _NO_ACTORS = "{launch} has no actor nodes: drop {flag}, or train as a distribute
 
 
 @dataclasses.dataclass(frozen=True)
-class ActorNodes:
+class ActorNodes(Options):
     """Actor processes.
 
     Attributes:
       actors: actor nodes of a distributed program (default 1)
     """
 
-    actors: Annotated[Optional[int], LEFT_OUT] = None
+    actors: Annotated[Optional[int], LEFT_OUT] = bounded(None, 1)
     instead: ClassVar[Instead] = {
         "single": _NO_ACTORS,
         "offline": "an offline run has no actors: drop {flag}",
         "anakin": "Anakin runs no actor processes: drop {flag} (" + _ANAKIN_BATCH + ")",
     }
 
-    def __post_init__(self):
-        _at_least("--actors", self.actors, 1)
 
 
 @dataclasses.dataclass(frozen=True)
-class CentralInference:
+class CentralInference(Options):
     """Where actors' policy runs.
 
     Attributes:
@@ -243,7 +244,7 @@ _RAY_ONLY = "{flag} configures a Ray program: drop it, or use --launch ray"
 
 
 @dataclasses.dataclass(frozen=True)
-class RayCluster:
+class RayCluster(Options):
     """The Ray cluster.
 
     Attributes:
@@ -255,15 +256,13 @@ class RayCluster:
 
     ray_address: Annotated[Optional[str], LEFT_OUT] = None
     ray_resources: str = ""
-    ray_max_restarts: int = 3
+    ray_max_restarts: int = bounded(3, 0)
     instead: ClassVar[Instead] = _RAY_ONLY
 
-    def __post_init__(self):
-        _at_least("--ray-max-restarts", self.ray_max_restarts, 0)
 
 
 @dataclasses.dataclass(frozen=True)
-class SeedSweep:
+class SeedSweep(Options):
     """Seeds in one call.
 
     Attributes:
@@ -276,7 +275,7 @@ class SeedSweep:
 
 
 @dataclasses.dataclass(frozen=True)
-class Dataset:
+class Dataset(Options):
     """Learning from a dataset.
 
     Attributes:

@@ -298,3 +298,32 @@ def test_an_anakin_run_directory_of_the_old_format_is_resumed_and_says_so(tmp_pa
     assert result.config.seeds == (0, 3) and result.config.environment == "gymnax/CartPole-v1"
     assert result.config.agent_config.learning_rate == 0.001 and result.config.resume
     assert "anakin.json" in capsys.readouterr().out
+
+
+def _bounded_cells():
+    """(flag, launch, a value past the flag's bound) for every field the types declare `bounded`, in every launch
+    that has it."""
+    import dataclasses
+
+    from launch.cli.options import RunFlags, flag_of, launch_class
+
+    cells = []
+    for launch in LAUNCHES:
+        for field in dataclasses.fields(RunFlags) + dataclasses.fields(launch_class(launch)):
+            if "bounds" in field.metadata:
+                minimum, strictly, maximum = field.metadata["bounds"]
+                past = maximum + 1 if maximum is not None else minimum if strictly else minimum - 1
+                cells.append((flag_of(field.name), launch, str(past)))
+    return cells
+
+
+BOUNDED = _bounded_cells()
+
+
+@pytest.mark.parametrize("flag, launch, past", BOUNDED, ids=[f"{flag}-{launch}" for flag, launch, _ in BOUNDED])
+def test_a_value_past_a_flags_bound_is_refused_in_every_launch_that_has_it(flag, launch, past, tmp_path, request):
+    if launch == "offline":
+        request.getfixturevalue("datasets")
+    result, errors = _plan(base_arguments(launch, tmp_path) + [flag, past])
+    assert isinstance(result, SystemExit) and result.code == 2, f"{flag} {past} was not refused in mode {launch}"
+    assert f"{flag}: must be" in errors.strip().splitlines()[-1], errors
