@@ -217,8 +217,8 @@ def train(max_num_actor_steps: int = 30_000, seed: int = 0, stop_at_average_retu
         seed=seed,
         stop_at_average_return=stop_at_average_return,  # of the last 20 episodes
         replay=replay,
-        agent_name="qlearning",
-        environment_name="CartPole-v1",
+        agent="qlearning",
+        environment="CartPole-v1",
     )
     return launch.run_single_process(experiment)
 

@@ -228,7 +228,7 @@ def _anakin_config(command: Command) -> AnakinConfig:
         seeds=parse_seeds(options.seeds) if options.seeds else (command.seed,),
         agent_config=make_agent_config(command.agent, list(command.config), preset=options.preset,
                                        environment=command.env),
-        threshold=command.target_return,
+        target_return=command.target_return,
         run_dir=command.run_dir,
         stop_at_average_return=command.stop_at_return,
         progress_period_s=command.progress_seconds,
@@ -408,7 +408,7 @@ def _identity(run: RunPlan, wall_seconds: float) -> Dict[str, Any]:
     else:
         known = summary_identity(config)
         if run.launch == "offline":
-            known["dataset"] = config.dataset_name
+            known["dataset"] = config.dataset
     return {**known, "launch": run.launch, "wall_seconds": round(wall_seconds, 2)}
 
 

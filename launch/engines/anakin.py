@@ -85,7 +85,7 @@ class AnakinConfig:
         `acmelike.anakin.streams`), rounded down to whole iterations (at least one).
       seeds: trained side by side in one vmapped call.
       agent_config: the agent's config (None: its registered defaults).
-      threshold: the return that counts as solved (None: gymnasium's `reward_threshold` of the same id, if any).
+      target_return: the return that counts as solved (None: gymnasium's `reward_threshold` of the same id, if any).
       return_window: episodes averaged for `average_return_last_<N>` and `stop_at_average_return`.
       run_dir: CSV logs, learning_curve.png and summary.json (one directory per seed when several).
       stop_at_average_return: stop after the call in which every seed's last `return_window` episodes average at
@@ -104,7 +104,7 @@ class AnakinConfig:
     max_num_actor_steps: int
     seeds: Tuple[int, ...] = (0,)
     agent_config: Any = None
-    threshold: Optional[float] = None
+    target_return: Optional[float] = None
     return_window: int = 20
     run_dir: Optional[str] = None
     stop_at_average_return: Optional[float] = None
@@ -143,9 +143,9 @@ class AnakinConfig:
         return self.agent_config if self.agent_config is not None else agent_definition(self.agent).config_class()
 
     @property
-    def resolved_threshold(self) -> Optional[float]:
-        if self.threshold is not None:
-            return self.threshold
+    def resolved_target_return(self) -> Optional[float]:
+        if self.target_return is not None:
+            return self.target_return
         if not self.environment.startswith(GYMNAX_PREFIX):
             return None  # gymnasium knows no JaxMARL ids
         return environment_threshold(self.environment[len(GYMNAX_PREFIX):])
@@ -331,9 +331,9 @@ def _initialise_and_compile(config: AnakinConfig, agent: AnakinAgent, length: in
 def _seed_logs(config: AnakinConfig, resumed_from: Optional[str]) -> List[_SeedLog]:
     """One `_SeedLog` per seed; resuming, each seed's CSV logs are first cut back to the checkpoint."""
     resumed_at = _resume_logs(config, resumed_from) if resumed_from is not None else None
-    threshold = config.resolved_threshold
+    target_return = config.resolved_target_return
     return [
-        _SeedLog(seed, _seed_dir(config, seed), ReturnTracker(config.return_window, threshold), config.tensorboard,
+        _SeedLog(seed, _seed_dir(config, seed), ReturnTracker(config.return_window, target_return), config.tensorboard,
                  resumed_at=None if resumed_at is None else resumed_at.get(seed, {}))
         for seed in config.seeds
     ]
@@ -517,6 +517,8 @@ def read_anakin_config(run_dir: str, **changes: Any) -> AnakinConfig:
         with open(path) as f:
             saved = json.load(f)
         saved["environment"] = saved.pop("env") if "env" in saved else saved.pop("environment")
+        if "threshold" in saved:  # anakin.json's name for it
+            saved["target_return"] = saved.pop("threshold")
         agent_config = make_agent_config(saved["agent"], assignments(saved.pop("agent_config")))
         saved["seeds"] = tuple(saved["seeds"])
         return AnakinConfig(**{**saved, **changes}, agent_config=agent_config, run_dir=run_dir, resume=True)

@@ -46,7 +46,7 @@ class EvaluationRounds(core.Saveable):
 
     def __init__(self, config: OfflineExperimentConfig):
         self.rounds: List[Tuple[int, float]] = []
-        self.tracker = ReturnTracker(config.return_window, config.threshold)
+        self.tracker = ReturnTracker(config.return_window, config.target_return)
 
     def add(self, learner_steps: int, returns: List[float]) -> None:
         for episode_return in returns:
@@ -124,7 +124,7 @@ def _train(config: OfflineExperimentConfig, learner: core.Learner, evaluator: Op
             last_print = now
             last = f"{rounds.rounds[-1][1]:7.1f}" if rounds.rounds else "   none"
             print(
-                f"[{config.agent_name} {config.environment_name} offline] learner steps {steps:>7d}/{budget} | "
+                f"[{config.agent} {config.environment} offline] learner steps {steps:>7d}/{budget} | "
                 f"last evaluation {last} | {(steps - first_step) / (now - start):6.1f} learner steps/s",
                 flush=True,
             )
@@ -140,9 +140,9 @@ def _summary(config: OfflineExperimentConfig, rounds: EvaluationRounds, steps: i
     averages = [average for _, average in rounds.rounds]
     tracker = rounds.tracker
     return {
-        "agent": config.agent_name,
-        "env": config.environment_name,
-        "dataset": config.dataset_name,
+        "agent": config.agent,
+        "env": config.environment,
+        "dataset": config.dataset,
         "launch": "offline",
         "learner_steps": steps,
         "average_evaluation_return": averages[-1] if averages else None,
@@ -168,5 +168,5 @@ def _plot(config: OfflineExperimentConfig) -> None:
     if os.path.exists(evaluations):
         plot_learning_curve(
             evaluations, os.path.join(config.run_dir, "learning_curve.png"), x="learner_steps", y="average_return",
-            window=3, title=f"{config.agent_name} on {config.dataset_name} (offline, seed {config.seed})",
+            window=3, title=f"{config.agent} on {config.dataset} (offline, seed {config.seed})",
         )

@@ -274,7 +274,7 @@ def _train(config: ExperimentConfig, train_loop, evaluator: Optional[Evaluator],
             last_print = now
             counts = counter.get_counts()
             print(
-                f"[{config.agent_name} {config.environment_name}] steps {steps:>8d} | episodes {tracker.episodes:>5d} | "
+                f"[{config.agent} {config.environment}] steps {steps:>8d} | episodes {tracker.episodes:>5d} | "
                 f"return(avg{tracker.window}) {tracker.average:7.1f} | learner steps "
                 f"{int(counts.get('learner_steps', 0)):>7d} | {(steps - first_step) / (now - start):7.0f} steps/s",
                 flush=True,
@@ -286,5 +286,5 @@ def _plot(config: ExperimentConfig) -> None:
         config.run_dir,
         actor_labels=["actor"],
         window=config.return_window,
-        title=f"{config.agent_name} on {config.environment_name} (seed {config.seed})",
+        title=f"{config.agent} on {config.environment} (seed {config.seed})",
     )

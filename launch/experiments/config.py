@@ -51,7 +51,7 @@ class _AgentAccess:
         return dataclasses.asdict(self.agent_config)
 
     def check_agent_name(self) -> None:
-        """With a run directory, snapshots name the agent by `agent_name`, and loading one (or resuming the run)
+        """With a run directory, snapshots name the agent by `agent`, and loading one (or resuming the run)
         rebuilds the agent from its definition: a registered agent's by that name, your own from the definition you
         pass again (`agent_reference` records where it lives). So it must be registered, for this builder's config
         class, or come with a reference. Checked when the config is made, before anything is written (ValueError
@@ -59,19 +59,19 @@ class _AgentAccess:
         if not self.run_dir:
             return
         kind = type(self).__name__
-        if self.agent_name not in AGENTS:
+        if self.agent not in AGENTS:
             if self.agent_reference is not None:
                 return
             raise ValueError(
-                f"{kind}.agent_name = {self.agent_name!r} is not a registered agent, and a run with run_dir writes "
+                f"{kind}.agent = {self.agent!r} is not a registered agent, and a run with run_dir writes "
                 f"snapshots and checkpoints that name their agent. Pass your agent's AgentDefinition to "
-                f"launch.make_experiment_config(agent=MY_AGENT, ...), which records where it lives; or set agent_name "
+                f"launch.make_experiment_config(agent=MY_AGENT, ...), which records where it lives; or set agent "
                 f"to a registered agent (one of: {', '.join(sorted(AGENTS))}); or drop run_dir."
             )
-        expected = agent_definition(self.agent_name).config_class
+        expected = agent_definition(self.agent).config_class
         if self.agent_reference is not None or not isinstance(self.agent_config, expected):
             raise ValueError(
-                f"{kind}.agent_name {self.agent_name!r} names a registered agent configured by {expected.__name__}, "
+                f"{kind}.agent {self.agent!r} names a registered agent configured by {expected.__name__}, "
                 f"but the builder is {self.agent_reference or 'configured by ' + type(self.agent_config).__name__}: "
                 f"a snapshot of this run would load the wrong agent. Give your agent a name of its own."
             )
@@ -91,9 +91,10 @@ class ExperimentConfig(_AgentAccess):
       evaluation_every: actor steps between evaluations with the evaluation policy; 0: no evaluator at all.
       num_evaluation_episodes: episodes per evaluation.
       run_dir: where CSV logs, the learning-curve PNG, config.json and summary.json go; None writes nothing.
-      agent_name, environment_name: labels for logs and the summary.
+      agent, environment: the agent's name and the environment's id (`--agent`, `--env`), which name the run in
+        its logs, summary and snapshots.
       progress_period_s: seconds between progress lines on the terminal.
-      threshold: the return that counts as solving the environment (the user's `--target-return`, else
+      target_return: the return that counts as solving the environment (the user's `--target-return`, else
         gymnasium's `reward_threshold`); the summary reports the first step at which the average reached it.
         None: none.
       return_window: episodes averaged for the summary's `average_return_last_<N>` and for `stop_at_average_return`.
@@ -129,10 +130,10 @@ class ExperimentConfig(_AgentAccess):
     evaluation_every: int = 0
     num_evaluation_episodes: int = 5
     run_dir: Optional[str] = None
-    agent_name: str = "agent"
-    environment_name: str = "environment"
+    agent: str = "agent"
+    environment: str = "environment"
     progress_period_s: float = 5.0
-    threshold: Optional[float] = None
+    target_return: Optional[float] = None
     return_window: int = 20
     stop_at_average_return: Optional[float] = None
     num_envs: int = 1
@@ -173,15 +174,16 @@ class OfflineExperimentConfig(_AgentAccess):
       dataset_factory: seed -> an endless iterator of the learner's batches (`ReplaySample`s), each holding one
         learner step's data. The one place an offline learner's data comes from (cf. Acme's
         `demonstration_dataset_factory`); `make_offline_experiment_config` builds it from a Minari dataset.
-      dataset_name: names the dataset in config.json, the summary and `--resume` (e.g. the Minari id).
+      dataset: names the dataset in config.json, the summary and `--resume` (e.g. the Minari id).
       max_num_learner_steps: learner steps to train for (each the agent's `num_sgd_steps_per_step` SGD steps).
       seed: seeds networks, the evaluator's environment and the dataset's sampling; 0 to MAX_SEED.
       evaluation_every: learner steps between evaluation rounds (also one at the budget); 0: no evaluator at all.
       num_evaluation_episodes: episodes per evaluation round.
       run_dir: where config.json, CSV logs, checkpoints, learning_curve.png and summary.json go; None writes nothing.
-      agent_name, environment_name: labels for logs and the summary.
+      agent, environment: the agent's name and the environment's id (`--agent`, `--env`), which name the run in
+        its logs, summary and snapshots.
       progress_period_s: seconds between progress lines on the terminal.
-      threshold: the return that counts as solving the environment; the summary reports the first learner step
+      target_return: the return that counts as solving the environment; the summary reports the first learner step
         at which the last `return_window` evaluation episodes averaged at least this. None: none.
       return_window: evaluation episodes averaged for the summary's `average_return_last_<N>` (across rounds).
       stop_at_average_return: end training once an evaluation round averages at least this (None: never); needs
@@ -192,22 +194,22 @@ class OfflineExperimentConfig(_AgentAccess):
     environment_factory: Callable[[int], dm_env.Environment]
     network_factory: Callable[[EnvironmentSpec], Any]
     dataset_factory: Callable[[int], Iterator[ReplaySample]]
-    dataset_name: str
+    dataset: str
     max_num_learner_steps: int
     seed: int = 0
     evaluation_every: int = 250
     num_evaluation_episodes: int = 10
     run_dir: Optional[str] = None
-    agent_name: str = "agent"
-    environment_name: str = "environment"
+    agent: str = "agent"
+    environment: str = "environment"
     progress_period_s: float = 5.0
-    threshold: Optional[float] = None
+    target_return: Optional[float] = None
     return_window: int = 10
     stop_at_average_return: Optional[float] = None
 
     def __post_init__(self):
         for name, ok, allowed in (
-            ("dataset_name", bool(self.dataset_name), "a non-empty name"),
+            ("dataset", bool(self.dataset), "a non-empty name"),
             ("max_num_learner_steps", self.max_num_learner_steps >= 1, ">= 1"),
             ("evaluation_every", self.evaluation_every >= 0, ">= 0 (0: no evaluator)"),
             ("num_evaluation_episodes", self.num_evaluation_episodes >= 1, ">= 1"),

@@ -80,7 +80,7 @@ def agent_returns(result: Mapping[str, Any]) -> Dict[str, float]:
 
 
 def make_tracker(config) -> ReturnTracker:
-    return ReturnTracker(window=config.return_window, threshold=config.threshold)
+    return ReturnTracker(window=config.return_window, threshold=config.target_return)
 
 
 def _number(value: float) -> Optional[float]:
@@ -90,7 +90,7 @@ def _number(value: float) -> Optional[float]:
 def summary_identity(config) -> Dict[str, Any]:
     """What names a run in its summary (`run_summary`'s `identity`): agent, env, seed and the resolved agent config
     of an `ExperimentConfig` or `OfflineExperimentConfig`."""
-    return {"agent": config.agent_name, "env": config.environment_name, "seed": config.seed,
+    return {"agent": config.agent, "env": config.environment, "seed": config.seed,
             "config": config.agent_config_dict()}
 
 

@@ -81,7 +81,7 @@ class RunLifecycle:
         self._resume_from: Optional[str] = None
         if self.enabled:
             if self.checkpointing and options.resume:
-                self._resume_from = resumable_checkpoint(config.run_dir, config.agent_name)
+                self._resume_from = resumable_checkpoint(config.run_dir, config.agent)
             check_run_directory(config, options)
             write_run_options(config.run_dir, options)
             if self.resuming:  # only now, with the checkpoint read back whole, are the logs cut back to it
@@ -165,7 +165,7 @@ class RunLifecycle:
             resumed = {"checkpoint": self._resume_from, "step": self.restored_step, "counts": counter.get_counts()}
             if replay_client is not None:
                 resumed["replay_sizes"] = replay_sizes(replay_client)
-            record_resume(self.config.run_dir, self.config.agent_name, resumed, learner.state_steps())
+            record_resume(self.config.run_dir, self.config.agent, resumed, learner.state_steps())
         return self.restored_step
 
     def save_if_due(self, step: int) -> None:

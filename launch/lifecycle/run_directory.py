@@ -211,8 +211,8 @@ class RunOptions:
 def run_identity(config) -> dict:
     """What must agree between a checkpoint and the run resuming it: agent, environment, seed and agent config."""
     return {
-        "agent": config.agent_name,
-        "env": config.environment_name,
+        "agent": config.agent,
+        "env": config.environment,
         "seed": config.seed,
         "agent_config": dataclasses.asdict(config.agent_config),
     }
@@ -287,17 +287,17 @@ def write_config(config) -> None:
     it offline, and its learner-step budget; an online run's its actor-step budget, `num_envs`, `inference`, `replay`
     and `preset`."""
     data = {
-        "agent": config.agent_name,
-        "env": config.environment_name,
+        "agent": config.agent,
+        "env": config.environment,
         "seed": config.seed,
         "evaluation_every": config.evaluation_every,
         "num_evaluation_episodes": config.num_evaluation_episodes,
-        "threshold": config.threshold,
+        "target_return": config.target_return,
         "return_window": config.return_window,
         "stop_at_average_return": config.stop_at_average_return,
     }
     if isinstance(config, OfflineExperimentConfig):
-        data.update(dataset=config.dataset_name, max_num_learner_steps=config.max_num_learner_steps)
+        data.update(dataset=config.dataset, max_num_learner_steps=config.max_num_learner_steps)
     else:
         data.update(max_num_actor_steps=config.max_num_actor_steps, num_envs=config.num_envs,
                     inference=config.inference, replay=config.replay, preset=config.preset)
@@ -342,7 +342,9 @@ def resume_arguments(run_dir: str) -> dict:
         arguments = dict(
             agent=saved["agent"], environment=saved["env"], seed=saved["seed"], run_dir=run_dir,
             evaluation_every=saved["evaluation_every"], stop_at_average_return=saved["stop_at_average_return"],
-            return_window=saved["return_window"], target_return=saved["threshold"],
+            return_window=saved["return_window"],
+            # written as "threshold" before 2026-11-29
+            target_return=saved["target_return"] if "target_return" in saved else saved["threshold"],
             config_overrides=assignments(saved["agent_config"]),
         )
         if saved.get("dataset"):

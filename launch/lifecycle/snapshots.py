@@ -17,8 +17,8 @@ def save_run_snapshot(config, learner, environment_spec, step: int) -> str:
     """Saves `learner`'s "policy" variables as `<run_dir>/snapshots/<step>/`, with what rebuilds the agent."""
     (params,) = learner.get_variables(["policy"])
     return save_snapshot(
-        config.run_dir, step=step, params=params, agent=config.agent_name, config=config.agent_config,
-        environment_spec=environment_spec, environment=config.environment_name,
+        config.run_dir, step=step, params=params, agent=config.agent, config=config.agent_config,
+        environment_spec=environment_spec, environment=config.environment,
     )
 
 

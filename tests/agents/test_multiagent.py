@@ -178,7 +178,7 @@ def test_multiagent_and_single_agent_environments_name_the_agents_that_fit():
 def test_mpe_environments_are_made_from_their_names():
     config = make_experiment_config(agent="mappo", environment="mpe/simple_adversary_v3", max_num_actor_steps=1,
                                     config_overrides=["policy_mapping=adversary_0:adversary"])
-    assert config.threshold is None and dataclasses.is_dataclass(config)
+    assert config.target_return is None and dataclasses.is_dataclass(config)
     with pytest.raises(ValueError, match=r"agents 'adversary_0' and 'agent_0' share the parameters"):
         make_experiment_config(agent="ippo", environment="mpe/simple_adversary_v3", max_num_actor_steps=1)
 

@@ -40,12 +40,12 @@ def _bc_config(**changes) -> OfflineExperimentConfig:
         environment_factory=functools.partial(make_gymnasium_environment, "CartPole-v1"),
         network_factory=functools.partial(make_networks, config=agent_config),
         dataset_factory=functools.partial(random_transition_batches, _CARTPOLE_SPEC, 8),
-        dataset_name="made-up",
+        dataset="made-up",
         max_num_learner_steps=6,
         evaluation_every=3,
         num_evaluation_episodes=1,
-        agent_name="bc",
-        environment_name="CartPole-v1",
+        agent="bc",
+        environment="CartPole-v1",
     )
     return OfflineExperimentConfig(**{**fields, **changes})
 
@@ -75,7 +75,7 @@ def test_the_evaluator_actor_of_an_offline_agent_comes_from_agent_parts():
 @pytest.mark.parametrize("changes, message", [
     ({"max_num_learner_steps": 0}, r"OfflineExperimentConfig.max_num_learner_steps = 0; it must be >= 1"),
     ({"evaluation_every": -1}, r"OfflineExperimentConfig.evaluation_every = -1; it must be >= 0"),
-    ({"dataset_name": ""}, r"OfflineExperimentConfig.dataset_name = ''"),
+    ({"dataset": ""}, r"OfflineExperimentConfig.dataset = ''"),
     ({"evaluation_every": 0, "stop_at_average_return": 100.0},
      r"stop_at_average_return = 100.0 needs evaluation_every > 0"),
 ])

@@ -259,9 +259,9 @@ def _offline_run(name, run_dir, seed=0) -> dict:
     config = OfflineExperimentConfig(
         builder=definition.make_builder(agent_config), environment_factory=environment_factory,
         network_factory=functools.partial(definition.make_networks, config=agent_config),
-        dataset_factory=functools.partial(random_transition_batches, spec, batch), dataset_name="random",
-        max_num_learner_steps=20, evaluation_every=10, num_evaluation_episodes=1, agent_name=name,
-        environment_name="fake", run_dir=str(run_dir), progress_period_s=60.0, seed=seed,
+        dataset_factory=functools.partial(random_transition_batches, spec, batch), dataset="random",
+        max_num_learner_steps=20, evaluation_every=10, num_evaluation_episodes=1, agent=name,
+        environment="fake", run_dir=str(run_dir), progress_period_s=60.0, seed=seed,
     )
     return run_offline(config)
 
@@ -362,11 +362,11 @@ def test_command_line_writes_the_resolved_config_and_threshold_fields(tmp_path):
 
 
 def test_threshold_comes_from_gymnasium_else_the_target_return_else_none():
-    assert make_experiment_config(agent="dqn", environment="CartPole-v1", max_num_actor_steps=1).threshold == 475.0
+    assert make_experiment_config(agent="dqn", environment="CartPole-v1", max_num_actor_steps=1).target_return == 475.0
     factory = fake_environment_factory("discrete")
     kwargs = dict(agent="dqn", environment="fake", max_num_actor_steps=1, environment_factory=factory)
-    assert make_experiment_config(**kwargs).threshold is None
-    assert make_experiment_config(**kwargs, target_return=30.0).threshold == 30.0
+    assert make_experiment_config(**kwargs).target_return is None
+    assert make_experiment_config(**kwargs, target_return=30.0).target_return == 30.0
 
 
 def test_an_agent_given_the_wrong_action_space_names_the_agents_that_fit():

@@ -135,7 +135,7 @@ def test_each_environments_actor_fetches_parameters_every_variable_update_period
 def _learn_memory_chain(agent, steps, run_dir=None):
     return run_anakin(AnakinConfig(
         agent=agent, environment=MEMORY_CHAIN, max_num_actor_steps=steps, seeds=(0,), agent_config=None,
-        threshold=THRESHOLD, return_window=100, stop_at_average_return=THRESHOLD, iterations_per_call=25,
+        target_return=THRESHOLD, return_window=100, stop_at_average_return=THRESHOLD, iterations_per_call=25,
         progress_period_s=0, run_dir=run_dir,
     ))
 

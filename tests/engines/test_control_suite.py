@@ -25,7 +25,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:Setting the shape on a NumPy arr
 
 def test_the_command_line_takes_a_control_suite_id_and_its_preset():
     run = plan(["--agent", "sac", "--env", "dm_control/cartpole-swingup", "--steps", "1000", "--preset", "dmc"])
-    assert run.config.environment_name == "dm_control/cartpole-swingup"
+    assert run.config.environment == "dm_control/cartpole-swingup"
     assert run.config.agent_config.min_replay_size == 5000 and run.config.agent_config.initial_temperature == 0.1
     environment = run.config.environment_factory(0)
     assert environment.observation_spec() == specs.Array((5,), np.float32, name="position[0:3],velocity[3:5]")

@@ -96,9 +96,9 @@ ENV = {"anakin": "gymnax/Acrobot-v1", "offline": "CartPole-v0"}
 
 EXAMPLES = {
     "--agent": Example(lambda m: ["--agent", AGENT.get(m, "ppo")],
-                       lambda p, m: _read(p.config, "agent_name", anakin="agent") == AGENT.get(m, "ppo")),
+                       lambda p, m: _read(p.config, "agent", anakin="agent") == AGENT.get(m, "ppo")),
     "--env": Example(lambda m: ["--env", ENV.get(m, "Acrobot-v1")],
-                     lambda p, m: _read(p.config, "environment_name", anakin="environment")
+                     lambda p, m: _read(p.config, "environment", anakin="environment")
                      == ENV.get(m, "Acrobot-v1")),
     "--steps": Example(lambda m: ["--steps", "1234"],
                        lambda p, m: _read(p.config, "max_num_actor_steps", offline="max_num_learner_steps") == 1234),
@@ -108,7 +108,7 @@ EXAMPLES = {
     "--config": Example(lambda m: ["--config", "learning_rate=0.005"],
                         lambda p, m: _read(p.config, "agent_config").learning_rate == 0.005),
     "--eval-every": Example(lambda m: ["--eval-every", "77"], lambda p, m: p.config.evaluation_every == 77),
-    "--target-return": Example(lambda m: ["--target-return", "123.5"], lambda p, m: p.config.threshold == 123.5),
+    "--target-return": Example(lambda m: ["--target-return", "123.5"], lambda p, m: p.config.target_return == 123.5),
     "--return-window": Example(lambda m: ["--return-window", "7"], lambda p, m: p.config.return_window == 7),
     "--progress-seconds": Example(lambda m: ["--progress-seconds", "2.5"],
                                   lambda p, m: p.config.progress_period_s == 2.5),
@@ -138,7 +138,7 @@ EXAMPLES = {
                              lambda p, m: (p.config.tensorboard if m == "anakin" else p.options.tensorboard) is True),
     "--resume": None,  # its command line is a run directory alone: see `_cell_arguments`
     "--dataset": Example(lambda m: ["--dataset", OTHER_DATASET],
-                         lambda p, m: p.config.dataset_name == p.config.agent_config.dataset_id == OTHER_DATASET),
+                         lambda p, m: p.config.dataset == p.config.agent_config.dataset_id == OTHER_DATASET),
     "--list-config": Example(lambda m: ["--list-config"], lambda p, m: "learning_rate" in p.listing),
     "--compilation-cache": Example(lambda m: ["--compilation-cache", "off"], lambda p, m: p.compilation_cache == "off"),
     # The minatar preset's DQN reads images (torso minatar_conv): on CartPole the command line puts the MLP back.

@@ -150,8 +150,8 @@ def test_a_hand_built_experiment_config_snapshots_and_evaluates(tmp_path):
         environment_factory=functools.partial(make_gymnasium_environment, "CartPole-v1"),
         network_factory=functools.partial(make_networks, config=agent_config),
         max_num_actor_steps=600,
-        agent_name="dqn",
-        environment_name="CartPole-v1",
+        agent="dqn",
+        environment="CartPole-v1",
         run_dir=str(tmp_path / "run"),
     )
     summary = run_single_process(config)
@@ -177,8 +177,8 @@ def test_a_hand_built_experiment_config_that_cannot_snapshot_is_told_at_construc
         return ExperimentConfig(**{**fields, **changes})
 
     config()  # without a run directory nothing is written, and the default name is fine
-    with pytest.raises(ValueError, match=r"agent_name.*registered.*dqn"):
-        config(run_dir=str(tmp_path))  # agent_name "agent": its snapshots could not be loaded
-    with pytest.raises(ValueError, match=r"agent_name 'sac'.*SACConfig.*DQNConfig"):
-        config(run_dir=str(tmp_path), agent_name="sac")
+    with pytest.raises(ValueError, match=r"agent.*registered.*dqn"):
+        config(run_dir=str(tmp_path))  # agent "agent": its snapshots could not be loaded
+    with pytest.raises(ValueError, match=r"agent 'sac'.*SACConfig.*DQNConfig"):
+        config(run_dir=str(tmp_path), agent="sac")
     assert not os.listdir(tmp_path)  # refused before anything was written

@@ -195,6 +195,6 @@ def summarize(
         run_dir,
         actor_labels=[f"actor_{index}" for index in range(num_actors)],
         window=config.return_window,
-        title=f"{config.agent_name} on {config.environment_name}, {num_actors} actors ({launch})",
+        title=f"{config.agent} on {config.environment}, {num_actors} actors ({launch})",
     )
     return summary
