@@ -327,3 +327,17 @@ def test_a_value_past_a_flags_bound_is_refused_in_every_launch_that_has_it(flag,
     result, errors = _plan(base_arguments(launch, tmp_path) + [flag, past])
     assert isinstance(result, SystemExit) and result.code == 2, f"{flag} {past} was not refused in mode {launch}"
     assert f"{flag}: must be" in errors.strip().splitlines()[-1], errors
+
+
+def test_a_run_directory_that_recorded_threshold_is_resumed_with_its_target_return(tmp_path):
+    """config.json named the solved return `threshold` before it was `target_return`, as everywhere else."""
+    import json
+
+    run_dir = saved_run("single", tmp_path)
+    path = os.path.join(run_dir, "config.json")
+    saved = json.loads(open(path).read())
+    saved["threshold"] = saved.pop("target_return") or 321.0
+    open(path, "w").write(json.dumps(saved))
+    result, errors = _plan(["--resume", run_dir])
+    assert not isinstance(result, SystemExit), errors
+    assert result.config.target_return == saved["threshold"]
