@@ -80,7 +80,7 @@ class RunFlags(Options):
         (--list-config lists them)
       target_return: the return that counts as solved (default: gymnasium's reward_threshold for --env, if it has
         one)
-      return_window: episodes averaged in the summary (offline: evaluation episodes; default 10 there)
+      return_window: episodes averaged in the summary, default 20 (offline: evaluation episodes, default 10)
       progress_seconds: seconds between progress lines
       stop_at_return: stop early once the last --return-window episodes (distributed and offline: an evaluation
         round, with --eval-every > 0) average at least this

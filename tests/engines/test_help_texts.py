@@ -50,10 +50,11 @@ def test_no_flag_help_stops_mid_sentence():
 def test_help_texts_name_the_defaults_the_configs_have():
     """Defaults that a flag's help states in words, because the run decides them, are the configs' own."""
     from launch.cli.options import help_lines
-    from launch.experiments.config import OfflineExperimentConfig
+    from launch.experiments.config import ExperimentConfig, OfflineExperimentConfig
     from launch.lifecycle.run_directory import DEFAULT_CHECKPOINT_MINUTES
 
     lines = help_lines()
     assert f"{OfflineExperimentConfig.evaluation_every} offline" in lines["--eval-every"]
-    assert f"default {OfflineExperimentConfig.return_window} there" in lines["--return-window"]
+    assert f"default {ExperimentConfig.return_window} (offline: evaluation episodes, default " \
+        f"{OfflineExperimentConfig.return_window})" in lines["--return-window"]
     assert f"default {DEFAULT_CHECKPOINT_MINUTES:g};" in lines["--checkpoint-every"]
