@@ -23,6 +23,7 @@ import tyro
 from typing_extensions import Annotated
 
 from launch.experiments.config import INFERENCE_MODES, MAX_SEED, REPLAY_KINDS
+from launch.experiments.overrides import docstring_attributes
 
 
 # A flag that may be left out (None): its help says what then happens, so tyro adds no "(default: None)".
@@ -433,8 +434,6 @@ def refusal(flag: str, launch: str, value: object = "") -> Optional[str]:
 
 def help_lines() -> Dict[str, str]:
     """flag -> its help text (its `Attributes:` line), for --help's tests and the docs."""
-    from launch.experiments.overrides import docstring_attributes
-
     lines = {**docstring_attributes(Command)}
     for cls in LAUNCH_CLASSES:
         lines.update({name: text for name, text in docstring_attributes(cls).items() if name not in lines})
