@@ -96,7 +96,8 @@ class SGDLearner(core.Learner, core.Saveable):
         self._last_log = -float("inf")
         self._name = name
         self._num_sgd_steps = num_sgd_steps_per_step
-        self._update = jax.jit(guard_non_finite(scan_update_steps(update_step, num_sgd_steps_per_step), self._loss_keys))
+        self._update = jax.jit(
+            guard_non_finite(scan_update_steps(update_step, num_sgd_steps_per_step), self._loss_keys))
         self._in_flight = collections.deque()  # (batch, metrics, extras) of calls not yet finished on the host
         self._sgd_steps = 0  # SGD steps finished on the host
 

@@ -28,7 +28,8 @@ def make_optimizer(config: R2D2Config) -> optax.GradientTransformation:
 def init_training_state(networks: R2D2Networks, config: R2D2Config, key: jax.Array) -> TrainingState:
     params = networks.network.init(key)
     return TrainingState(
-        params=params, target_params=params, opt_state=make_optimizer(config).init(params), steps=jnp.zeros((), jnp.int32)
+        params=params, target_params=params, opt_state=make_optimizer(config).init(params),
+        steps=jnp.zeros((), jnp.int32)
     )
 
 

@@ -154,7 +154,8 @@ def _check_spec(snapshot, spec, environment: str) -> None:
         # An agent's observation spec is an AgentObservation (observation, active): a plain tuple once saved.
         pairs = [(f"observations of agent {agent!r}", saved_spec.observations[agent][0], spec.observations[agent][0])
                  for agent in saved_ids]
-        pairs += [(f"actions of agent {agent!r}", saved_spec.actions[agent], spec.actions[agent]) for agent in saved_ids]
+        pairs += [(f"actions of agent {agent!r}", saved_spec.actions[agent], spec.actions[agent])
+                  for agent in saved_ids]
     else:
         pairs = [("observations", saved_spec.observations, spec.observations),
                  ("actions", saved_spec.actions, spec.actions)]

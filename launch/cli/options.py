@@ -22,6 +22,7 @@ from typing import ClassVar, Dict, FrozenSet, List, Literal, Mapping, Optional, 
 import tyro
 from typing_extensions import Annotated
 
+from launch.engines.distributed.launcher import DISTRIBUTED
 from launch.experiments.config import INFERENCE_MODES, MAX_SEED, REPLAY_KINDS
 from launch.experiments.overrides import docstring_attributes
 
@@ -345,8 +346,6 @@ class Offline(Evaluation, Dataset):
 
 LAUNCH_CLASSES: Tuple[type, ...] = (Single, LocalMt, LocalMp, Ray, Anakin, Offline)
 LAUNCHES = tuple(cls.name for cls in LAUNCH_CLASSES)
-DISTRIBUTED = ("local_mt", "local_mp", "ray")  # launch.engines.distributed.launcher.DISTRIBUTED's values
-ONLINE = ("single",) + DISTRIBUTED
 # tyro's subcommands: one per launch, named as --launch names it.
 LaunchOptions = Union[tuple(Annotated[cls, tyro.conf.subcommand(cls.name, default=cls())] for cls in LAUNCH_CLASSES)]
 
@@ -371,13 +370,17 @@ def flag_of(field: str) -> str:
     return "--" + field.replace("_", "-")
 
 
+def _field_of(flag: str) -> str:
+    return flag[2:].replace("-", "_")
+
+
 def _fields(cls: type) -> List[str]:
     return [field.name for field in dataclasses.fields(cls)]
 
 
 def flag_value(command: Command, flag: str):
     """The value of `flag` in `command`: a field of the run's, or of its launch's options."""
-    field = flag[2:].replace("-", "_")
+    field = _field_of(flag)
     return getattr(command if field in _fields(RunFlags) else command.launch, field)
 
 
@@ -437,7 +440,7 @@ def help_lines() -> Dict[str, str]:
     lines = {**docstring_attributes(Command)}
     for cls in LAUNCH_CLASSES:
         lines.update({name: text for name, text in docstring_attributes(cls).items() if name not in lines})
-    return {flag_of(name): lines[name] for name in (flag.lstrip("-").replace("-", "_") for flag in all_flags())}
+    return {flag: lines[_field_of(flag)] for flag in all_flags()}
 
 
 # Reading a command line.
@@ -468,15 +471,15 @@ def with_launch_flag(argv: Sequence[str]) -> List[str]:
 def tyro_arguments(argv: Sequence[str], launch: str) -> List[str]:
     """`argv` as tyro reads it: --launch NAME becomes the subcommand NAME, first. `--help` alone asks for the
     command's help (its description, and the launches), `--launch NAME --help` for that launch's."""
-    rest, skip = [], False
-    for i, token in enumerate(argv):
+    rest, named, skip = [], False, False
+    for token in argv:
         if skip:
             skip = False
-        elif token == "--launch":
-            skip = True
-        elif not token.startswith("--launch="):
+        elif token == "--launch" or token.startswith("--launch="):
+            named, skip = True, token == "--launch"
+        else:
             rest.append(token)
-    if "--launch" not in given_flags(argv) and ("--help" in rest or "-h" in rest):
+    if not named and ("--help" in rest or "-h" in rest):
         return rest
     return [launch] + rest
 

@@ -14,12 +14,13 @@ one-line JSON summary.
 `plan(argv)` parses the command line into its typed `launch.cli.options.Command` (with tyro), checks it and builds
 the run's config without running anything; `main` runs the plan. A flag works with the launches whose option class
 holds its field (single, local_mt, local_mp, ray, anakin, offline); given with another it is refused, naming both.
-Every mistake on the command line is a parser message (exit 2) naming the flag. The last line of standard output is always the JSON summary alone. Ctrl-C or SIGTERM
-ends the run cleanly: the summary says `"interrupted": true` and the exit code is 130 (SIGINT) or 143 (SIGTERM).
-Any error that ends a run, with any launch (a NaN loss, a full disk, a node that fails), ends it with a summary that
-says `"failed": true` and the error (`launch.experiments.summaries.failed_summary`), and exit 1; so does a final
-save that fails (the summary's `failures`, and `<run_dir>/failures/`). One process at a time runs a run directory
-(`RunDirectoryLock`): a second one exits 2, naming the first's pid.
+Every mistake on the command line is a parser message (exit 2) naming the flag. The last line of standard output
+is always the JSON summary alone. Ctrl-C or SIGTERM ends the run cleanly: the summary says `"interrupted": true`
+and the exit code is 130 (SIGINT) or 143 (SIGTERM). Any error that ends a run, with any launch (a NaN loss, a full
+disk, a node that fails), ends it with a summary that says `"failed": true` and the error
+(`launch.experiments.summaries.failed_summary`), and exit 1; so does a final save that fails (the summary's
+`failures`, and `<run_dir>/failures/`). One process at a time runs a run directory (`RunDirectoryLock`): a second
+one exits 2, naming the first's pid.
 """
 
 import dataclasses
@@ -35,8 +36,8 @@ from acmelike import compilation_cache
 from acmelike.checkpointing import CheckpointError
 from acmelike.wrappers import check_environment_id_from_file
 from launch.cli import description
-from launch.cli.options import (DISTRIBUTED, LAUNCHES, ActorNodes, Anakin, Command, FlagError, Preset, Ray, Servers,
-                                flag_value, given_flags, parse, refusal, with_launch_flag)
+from launch.cli.options import (DISTRIBUTED, ActorNodes, Anakin, Command, FlagError, Preset, Ray, Servers,
+                                flag_value, given_flags, launches_of, parse, refusal, with_launch_flag)
 from launch.cli.packages import missing_package
 from launch.engines import bind_address
 from launch.engines.anakin import AnakinConfig, is_anakin_run, parse_seeds, read_anakin_config
@@ -140,8 +141,8 @@ PROG = "python -m launch"
 def _plan(argv: List[str]) -> RunPlan:
     given = given_flags(argv)
     resume, launch_flag = given.get("--resume"), given.get("--launch")
-    if "--launch" in given and launch_flag not in LAUNCHES[:-1]:
-        _error(f"--launch: expected one of {', '.join(LAUNCHES[:-1])}, got {launch_flag!r}.")
+    if "--launch" in given and launch_flag not in launches_of("--launch"):
+        _error(f"--launch: expected one of {', '.join(launches_of('--launch'))}, got {launch_flag!r}.")
     if resume and is_anakin_run(resume):
         return _plan_anakin_resume(argv, given, launch_flag or "anakin")
     # A resumed run's launch is its own, unless the command line names one (then the two must agree, below).
