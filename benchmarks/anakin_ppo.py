@@ -199,11 +199,11 @@ def compile_side_by_side(agent, iterations: int, baseline):
     side pays the process's one-time backend start-up.
 
     Returns (init, chunk, baseline, ours_compile, baseline_compile), the compile times as `Clock.read()`s."""
-    from launch.engines.anakin import make_chunk
+    from launch.engines.anakin import make_chunk, make_init
 
     jax.jit(lambda x: jnp.tanh(x) @ x).lower(jnp.ones((4, 4))).compile()
     clock = Clock()
-    init = jax.jit(jax.vmap(agent.init)).lower(seed_keys(0)).compile()
+    init = make_init(agent).lower(seed_keys(0)).compile()
     chunk = make_chunk(agent, iterations, may_skip=False).lower(init(seed_keys(0)), iterations).compile()
     ours_compile = clock.read()
     clock = Clock()

@@ -200,6 +200,33 @@ def place_seeds(tree, sharding: Optional[jax.sharding.Sharding]):
     return tree if sharding is None else jax.device_put(tree, sharding)
 
 
+def over_seeds(fn, in_axes=0):
+    """`fn`, a function of one seed, applied to every seed of its arguments' leading axis (where `in_axes` is 0;
+    None: shared by every seed), under the axis name `SEEDS_AXIS`.
+
+    Several seeds are vmapped. One seed is not: `fn` runs on that seed's slice with the axis bound at size 1 and
+    nothing batched, so `SEEDS_AXIS` reductions are the identity and XLA compiles the one-seed program a bare loop
+    would. A vmap over a single seed still batches every operation by 1, which cost DQN's fully jitted form about
+    1.3 s of its 4.5 s compile on CPU (init and chunk; benchmarks/anakin_dqn.py compiles both).
+    """
+
+    def mapped(*args):
+        axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
+        num_seeds = next(jax.tree_util.tree_leaves(a)[0].shape[0] for a, axis in zip(args, axes) if axis == 0)
+        if num_seeds > 1:
+            return jax.vmap(fn, in_axes=in_axes, axis_name=SEEDS_AXIS)(*args)
+        args = [jax.tree_util.tree_map(lambda x: x[0], a) if axis == 0 else a for a, axis in zip(args, axes)]
+        outputs = jax.vmap(fn, in_axes=None, out_axes=None, axis_size=1, axis_name=SEEDS_AXIS)(*args)
+        return jax.tree_util.tree_map(lambda x: x[None], outputs)
+
+    return mapped
+
+
+def make_init(agent: AnakinAgent):
+    """`init(keys [S, 2]) -> carries [S, ...]`: every seed's initial carry, jitted."""
+    return jax.jit(over_seeds(agent.init))
+
+
 def make_chunk(agent: AnakinAgent, length: int, may_skip: bool = True):
     """`chunk(carries [S, ...], num_active) -> (carries, IterationOutputs [S, length, ...])`: `length`
     iterations per seed, of which the first `num_active` run (the rest leave the carry and output NaN / False).
@@ -223,7 +250,7 @@ def make_chunk(agent: AnakinAgent, length: int, may_skip: bool = True):
 
         return jax.lax.scan(body, carry, jnp.arange(length))
 
-    return jax.jit(jax.vmap(one_seed, in_axes=(0, None), axis_name=SEEDS_AXIS), donate_argnums=0)
+    return jax.jit(over_seeds(one_seed, in_axes=(0, None)), donate_argnums=0)
 
 
 def compile_chunk(agent: AnakinAgent, length: int, total: int, carries):
@@ -323,7 +350,7 @@ def _initialise_and_compile(config: AnakinConfig, agent: AnakinAgent, length: in
     compile_start = time.time()
     sharding = seed_sharding(len(config.seeds))
     keys = place_seeds(jnp.stack([jax.random.PRNGKey(seed) for seed in config.seeds]), sharding)
-    carries = place_seeds(jax.jit(jax.vmap(agent.init))(keys), sharding)
+    carries = place_seeds(make_init(agent)(keys), sharding)
     chunk = compile_chunk(agent, length, total, carries)
     return sharding, carries, chunk, time.time() - compile_start
 

@@ -15,7 +15,7 @@ from acmelike.anakin import make_jaxmarl_environment  # noqa: E402
 from agents.independent.anakin import _buckets  # noqa: E402
 from agents.independent.config import IndependentDQNConfig, IndependentPPOConfig  # noqa: E402
 from agents.multiagent import policy_groups  # noqa: E402
-from launch.engines.anakin import AnakinConfig, make_chunk, run_anakin  # noqa: E402
+from launch.engines.anakin import AnakinConfig, make_chunk, make_init, run_anakin  # noqa: E402
 from launch.registry import agent_definition  # noqa: E402
 
 SPREAD = "jaxmarl/MPE_simple_spread_v3"
@@ -48,7 +48,7 @@ def test_a_policy_shared_by_k_agents_takes_k_times_the_learner_steps(name, confi
     agent = agent_definition(name).anakin(make_jaxmarl_environment(SPREAD), config)
     assert set(agent.loss_keys) == {"team/loss", "agent_2/loss"}
     iterations = 5
-    carries = jax.jit(jax.vmap(agent.init))(jnp.stack([jax.random.PRNGKey(0)]))
+    carries = make_init(agent)(jnp.stack([jax.random.PRNGKey(0)]))
     carries, outputs = make_chunk(agent, iterations, may_skip=False)(carries, iterations)
     team, alone = carries[0]  # the buckets' training states, stacked [seeds, policies, ...]
     updates = int(outputs.learned.sum())

@@ -17,7 +17,9 @@ from launch.experiments.make import make_agent_config  # noqa: E402
 # 4 simulations (Gumbel MuZero improves the policy with few: agents/muzero/README.md) and one SGD step of 64
 # sequences per 4 inserted (4 environments, one row each per iteration); every other field is the default.
 FAST = ["num_simulations=4", "samples_per_insert=16"]
-CARTPOLE_THRESHOLD = 200.0
+# Seeds 0-4 at this budget ended at 339.5, 117.2, 135.8, 351.9 and 444.7 (2026-11-29), so 200 was a coin flip per
+# seed; every one passed 100 by about 14k steps. Learning rate 1e-9 (a learner that does not learn) reaches 22.9.
+CARTPOLE_THRESHOLD = 100.0
 
 
 def test_muzero_learns_cartpole_fully_jitted():
