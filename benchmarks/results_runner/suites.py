@@ -85,8 +85,8 @@ class Task:
 class Suite:
     """A suite: `cells` maps each agent to the tasks it runs; every one runs with `preset` under `launch`
     ("single": one process with --replay local; "anakin": fully jitted, the seeds of an (agent, task) in one
-    vmapped call), for `seeds` unless the command line names others. `config` adds --config overrides per agent
-    (for tiny budgets only); `notes` are printed under the table. After training, the final policy plays
+    vmapped call), for `seeds` unless the command line names others. `config` adds --config overrides per row (an
+    agent, or `<agent>@anakin`), to every task of that row; `notes` are printed under the table. After training, the final policy plays
     `eval_episodes` episodes without exploration (`python -m launch.cli.evaluate RUN --episodes N --seed 100`);
     0: none (an Anakin run's gymnax snapshots are not evaluated by that command)."""
 
@@ -513,17 +513,19 @@ JAX = Suite(
     description="Every fully jitted (Anakin) form beside its single-process twin, the same agent with the same "
                 "settings: SAC, TD3, D4PG and MPO on Pendulum-v1 (gymnax's, the five seeds of a row in one "
                 "vmapped call, beside gymnasium's in one process with --replay local), 20k environment steps; DQN "
-                "and MuZero on MinAtar Breakout (gymnax's fully jitted, the MinAtar package's in one process), 1M.",
+                "and MuZero on MinAtar Breakout (gymnax's fully jitted, the MinAtar package's in one process), 100k.",
     tasks=(
         Task("Pendulum-v1", "Pendulum-v1", 20_000, return_window=10, anakin_env="gymnax/Pendulum-v1"),
-        Task("Breakout-MinAtar", "MinAtar/Breakout-v1", 1_000_000, return_window=100,
+        Task("Breakout-MinAtar", "MinAtar/Breakout-v1", 100_000, return_window=100,
              anakin_env="gymnax/Breakout-MinAtar", preset="minatar"),
     ),
     cells={**{row: ("Pendulum-v1",) for row in _with_anakin_twins(_CONTINUOUS)},
            **{row: ("Breakout-MinAtar",) for row in _with_anakin_twins(("dqn", "muzero"))}},
     preset=None,
     seeds=(0, 1, 2, 3, 4),
-    config={row: _SMALL for row in _with_anakin_twins(_CONTINUOUS)},
+    # The preset's epsilon falls over 25k steps of each environment: 100k frames over the fully jitted row's 4
+    # environments, 25k over the single-process row's one. The twin falls over the same 100k frames.
+    config={**{row: _SMALL for row in _with_anakin_twins(_CONTINUOUS)}, "dqn": ("epsilon_decay_steps=100000",)},
     extras=("anakin", "minatar"),
     notes=(
         "gymnax's Pendulum-v1 is a re-implementation of gymnasium's: stepped from the same state with the same "
@@ -573,9 +575,12 @@ JAX = Suite(
         "investigated: the Anakin learning test (tests/engines/test_anakin_off_policy.py) uses these settings with "
         "seed 0 only.",
         "MinAtar Breakout: gymnax's Breakout-MinAtar re-implements the MinAtar package's game (the minatar suite's "
-        "notes); DQN fully jitted is the minatar suite's DQN cell (the same command). MuZero's row runs once its "
-        "fully jitted form (agents/muzero/anakin.py) is registered. A single-process DQN at the preset's one SGD "
-        "step per environment step takes hours per seed on the 2-core VM: those rows are for a larger machine.",
+        "notes). The budget, 100k steps, is what the 2-core VM allows for MuZero's two rows: in one process MuZero "
+        "takes about 1.6 h per 1M steps (the preset's notes), so 5 seeds at 1M would be 8 h. The minatar suite "
+        "has DQN fully jitted at 1M (a GPU run). Both DQN rows explore over the same 100k frames: the preset's "
+        "epsilon falls over 25k steps of each of the fully jitted row's 4 environments, and the single-process "
+        "row, one environment, takes `--config epsilon_decay_steps=100000`; so at this budget both end their "
+        "decay at the last step, and their training returns are still exploring (epsilon 0.1 at the end).",
     ),
 )
 
