@@ -226,9 +226,10 @@ def _summary(suite: Suite, finished) -> List[str]:
             records = finished.get((agent, task_name), [])
             greedy = greedy_returns(records)
             shown = _mean_std(greedy or [record["final_average_return"] for record in records])
-            returned = "—" if shown is None else f"{_pair(shown)} ({'greedy' if greedy else 'final'})"
+            kind = "greedy" if greedy else "final"
             if records and len(records) < len(suite.seeds):
-                returned += f", {len(records)} of {len(suite.seeds)} seeds"
+                kind += f"; {len(records)} of {len(suite.seeds)} seeds"
+            returned = "—" if shown is None else f"{_pair(shown)} ({kind})"
             iqm = _iqm_text(records, methods)
             references = suite.references_for(agent, task_name)
             texts, verdicts = [], []
@@ -315,7 +316,10 @@ def _table(suite: Suite, finished) -> List[str]:
 
 
 def _pair(stats) -> str:
-    return "—" if stats is None else f"{_number(stats[0])} ± {_number(stats[1])}"
+    """`mean ± std` of `_mean_std`'s (mean, std, n); the mean alone for one value, which has no spread."""
+    if stats is None:
+        return "—"
+    return _number(stats[0]) if stats[2] == 1 else f"{_number(stats[0])} ± {_number(stats[1])}"
 
 
 def _findings(suite: Suite, finished) -> List[str]:
