@@ -581,6 +581,20 @@ JAX = Suite(
         "epsilon falls over 25k steps of each of the fully jitted row's 4 environments, and the single-process "
         "row, one environment, takes `--config epsilon_decay_steps=100000`; so at this budget both end their "
         "decay at the last step, and their training returns are still exploring (epsilon 0.1 at the end).",
+        "Finding, DQN on Breakout (**disagree** on this page; investigated 2026-11-29, issue 48: the games differ, "
+        "not the agents): one process 5.0 ± 0.3, fully jitted 6.1 ± 0.3. The MinAtar package repeats the previous "
+        "action with probability 0.1 (`sticky_action_prob`, its default and the MinAtar paper's setting); gymnax's "
+        "Breakout-MinAtar has no sticky actions. The single-process row's command on the MinAtar package's "
+        "Breakout with `sticky_action_prob=0.0` (a probe through a scratch gymnasium id, seeds 0 and 1, commit "
+        "77259a2) ended at 5.97 and 6.1, where the fully jitted row ends.",
+        "MuZero fully jitted first ran at commit 77259a2, and seed 3's loss became NaN after 11.7k updates "
+        "(44k steps). The cause was the fully jitted prioritized sampler, shared with DQN: XLA's float32 cumsum "
+        "is not monotone, so an item of weight 0 could be drawn, at probability 0 and an infinite importance "
+        "weight. Fixed at commit cf0aa89 (acmelike/anakin/off_policy.py), and both fully jitted rows trained again "
+        "there; the single-process rows (the local replay's sampler, in float64 with numpy) were not affected. "
+        "Commit 7f4b9be keeps the fix's guarantee at less cost (such a draw repeats the batch's first valid one, "
+        "where cf0aa89 made the line exact with three more scans of the table): the two differ only on those "
+        "draws, a few in a million.",
     ),
 )
 
