@@ -79,7 +79,11 @@ def make_baseline(iterations: int, config):
         # Inverse-CDF draws (jax.random.choice with p draws Gumbel noise for every held transition instead).
         cumulative = jnp.cumsum(weights)
         points = jax.random.uniform(key, (batch,), maxval=cumulative[-1])
-        flat = jnp.minimum(jnp.searchsorted(cumulative, points, side="right"), weights.size - 1)
+        drawn = jnp.minimum(jnp.searchsorted(cumulative, points, side="right"), weights.size - 1)
+        # As acmelike.anakin.off_policy.sample_in_proportion: float32 cumsum is not monotone, so a draw can land on
+        # a weight of 0 (probability 0, an infinite importance weight); it repeats the batch's first valid draw.
+        valid = weights[drawn] > 0
+        flat = jnp.where(valid, drawn, drawn[jnp.argmax(valid)])
         times, envs = flat // NUM_ENVS, flat % NUM_ENVS
         total, to_next, alive = jnp.zeros(batch), jnp.ones(batch), jnp.ones(batch, bool)
         bootstrap = next_obs[times, envs]

@@ -91,7 +91,11 @@ def make_baseline(iterations: int, config):
             masked = jnp.where(held[:, None], weights, 0.0).reshape(-1)
             cumulative = jnp.cumsum(masked)
             points = jax.random.uniform(key, (config.batch_size,), maxval=cumulative[-1])
-            flat = jnp.minimum(jnp.searchsorted(cumulative, points, side="right"), masked.size - 1)
+            drawn = jnp.minimum(jnp.searchsorted(cumulative, points, side="right"), masked.size - 1)
+            # As acmelike.anakin.off_policy.sample_in_proportion: a draw on a weight of 0 (float32 cumsum is not
+            # monotone) repeats the batch's first valid draw.
+            valid = masked[drawn] > 0
+            flat = jnp.where(valid, drawn, drawn[jnp.argmax(valid)])
             positions, envs = flat // NUM_ENVS, flat % NUM_ENVS
             times = (positions[:, None] + jnp.arange(length)) % capacity
             batch = {name: stored[times, envs[:, None]] for name, stored in ring.items()}

@@ -63,12 +63,12 @@ def sample_in_proportion(key: jax.Array, weights: jax.Array, held: jax.Array, ba
     points = jax.random.uniform(key, (batch,), maxval=total)
     drawn = jnp.minimum(jnp.searchsorted(cumulative, points, side="right"), flat_weights.size - 1)
     # XLA sums `cumsum` as a tree, so in float32 the running total is not monotone and an item of weight 0 can own a
-    # sliver of it (322 of 19,916 zero weights among 100k; 8 draws in 1M landed on one). Such a draw is an item the
-    # replay does not hold, reported at probability 0: its importance weight is infinite, and MuZero's fully jitted
-    # loss on MinAtar Breakout became NaN after 11.7k updates. Such a draw repeats the batch's first valid draw: a
-    # bias of a few draws in a million, at the batch's cost. (An exact line took three more scans of the table, and
-    # the heaviest item as the fallback one more reduction: they made DQN's run 3.4x and 1.7x its bare loop's.) A
-    # batch whose every draw fell on a sliver keeps them; that takes about 1e-5 to the power of the batch size.
+    # sliver of it (322 of 19,916 zero weights among 100k; 8 draws in 1M landed on one). That item is not held, and
+    # its probability 0 makes its importance weight infinite (MuZero's fully jitted loss on MinAtar Breakout became
+    # NaN after 11.7k updates). Such a draw repeats the batch's first valid draw: a bias of a few draws in a million,
+    # at the batch's cost. An exact line took three more scans of the table, the heaviest item as the fallback one
+    # more reduction: DQN's run became 3.4x and 1.7x its bare loop's. A batch whose every draw fell on a sliver keeps
+    # them (about 1e-5 to the power of the batch size).
     valid = flat_weights[drawn] > 0
     flat = jnp.where(valid, drawn, drawn[jnp.argmax(valid)])
     info = SampleInfo(

@@ -86,9 +86,9 @@ class Suite:
     """A suite: `cells` maps each agent to the tasks it runs; every one runs with `preset` under `launch`
     ("single": one process with --replay local; "anakin": fully jitted, the seeds of an (agent, task) in one
     vmapped call), for `seeds` unless the command line names others. `config` adds --config overrides per row (an
-    agent, or `<agent>@anakin`), to every task of that row; `notes` are printed under the table. After training, the final policy plays
-    `eval_episodes` episodes without exploration (`python -m launch.cli.evaluate RUN --episodes N --seed 100`);
-    0: none (an Anakin run's gymnax snapshots are not evaluated by that command)."""
+    agent, or `<agent>@anakin`), to every task of that row; `notes` are printed under the table. After training,
+    the final policy plays `eval_episodes` episodes without exploration (`python -m launch.cli.evaluate RUN
+    --episodes N --seed 100`); 0: none (an Anakin run's gymnax snapshots are not evaluated by that command)."""
 
     name: str
     description: str
