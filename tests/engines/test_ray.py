@@ -149,7 +149,9 @@ def test_two_node_cluster_places_nodes_by_resource_and_restarts_a_killed_actor(c
     """One program on the two-node cluster: nodes land where their resources say (the actor on the worker node,
     learner and replay on the head), and the actor, killed mid-run (SIGKILL to its process), is restarted by Ray
     and counted. With one actor, only the restarted actor can bring the run to its budget."""
-    budget = 3_000
+    # Long enough that the kill lands mid-run: at 3,000 a fast machine ran the whole budget (3,440 steps) between the
+    # 200th step being seen and the kill, and the actor's process was gone.
+    budget = 10_000
     launcher = Launcher("smoke", "--launch", "ray", "--ray-address", cluster, *PLACEMENT, "--actors", 1,
                         "--steps", budget, run_dir=tmp_path)
     _wait_for_steps(tmp_path, launcher, 200, timeout=400)
