@@ -40,7 +40,7 @@ def iqm_interval(scores: Sequence[float], reps: int = BOOTSTRAP_REPS, seed: int 
     """The interquartile mean (the 25% trimmed mean) of per-seed `scores`, with a percentile bootstrap 95%
     interval over seeds (rliable's `get_interval_estimates`, seeded). Where rliable does not import, the same
     bootstrap in numpy, and `method` says why."""
-    scores = np.asarray(scores, np.float64)
+    scores = np.sort(np.asarray(scores, np.float64))  # the seeded resamples then do not hang on the cells' order
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -226,10 +226,9 @@ def _summary(suite: Suite, finished) -> List[str]:
             records = finished.get((agent, task_name), [])
             greedy = greedy_returns(records)
             shown = _mean_std(greedy or [record["final_average_return"] for record in records])
-            kind = "greedy" if greedy else "final"
-            if records and len(records) < len(suite.seeds):
-                kind += f"; {len(records)} of {len(suite.seeds)} seeds"
-            returned = "—" if shown is None else f"{_pair(shown)} ({kind})"
+            returned = "—" if shown is None else f"{_pair(shown)} ({'greedy' if greedy else 'final'})"
+            if records and len(records) < len(suite.seeds):  # on a line of its own: the table stays narrow
+                returned += f"<br>{len(records)} of {len(suite.seeds)} seeds"
             iqm = _iqm_text(records, methods)
             references = suite.references_for(agent, task_name)
             texts, verdicts = [], []
