@@ -215,6 +215,8 @@ def learn_or_wait(can_sample: jax.Array, learn, carry):
     metrics: returns (learned, carry, metrics). Every seed's replay holds as much as the others' (the same rows
     per iteration), so `can_sample` is reduced across the seeds axis and the branch stays a branch."""
 
+    learn = jax.jit(learn)  # traced once: `wait` reads its shapes from the trace the branch then reuses
+
     def wait(carry):
         metrics = jax.eval_shape(learn, carry)[1]
         return carry, jax.tree_util.tree_map(lambda m: jnp.full(m.shape, jnp.nan, m.dtype), metrics)

@@ -209,8 +209,8 @@ def sequence_replay_agent(name: str, environment: JaxEnvironment, config, policy
         learner_key, stream_key, key = jax.random.split(key, 3)
         training_state = init_training_state(learner_key)
         stream_state = stream.init(stream_key, num_envs)
-        # The shapes of one environment's row, without compiling a step into `init`.
-        example = jax.eval_shape(stream.write_row, policy_params(training_state), stream_state, key)[1]
+        # The shapes of one environment's row, without tracing the policy into `init`.
+        example = jax.eval_shape(stream.next_row, stream_state)
         replay_state = replay.init(jax.tree_util.tree_map(lambda x: jnp.zeros(x.shape[1:], x.dtype), example))
         return training_state, stream_state, replay_state, key
 

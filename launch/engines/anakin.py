@@ -235,8 +235,10 @@ def make_chunk(agent: AnakinAgent, length: int, may_skip: bool = True):
     compile, for runs whose iterations fill whole calls.
     """
 
+    iteration = jax.jit(agent.iteration)  # traced once: `skipped` reads its shapes from the trace the branch reuses
+
     def skipped(carry):
-        shapes = jax.eval_shape(agent.iteration, carry)[1]
+        shapes = jax.eval_shape(iteration, carry)[1]
         return jax.tree_util.tree_map(
             lambda s: jnp.full(s.shape, np.nan if jnp.issubdtype(s.dtype, jnp.floating) else 0, s.dtype), shapes
         )
@@ -246,7 +248,7 @@ def make_chunk(agent: AnakinAgent, length: int, may_skip: bool = True):
             if not may_skip:
                 return agent.iteration(carry)
             # `index` and `num_active` are not batched over seeds, so this stays a real branch under vmap.
-            return jax.lax.cond(index < num_active, agent.iteration, lambda c: (c, skipped(c)), carry)
+            return jax.lax.cond(index < num_active, iteration, lambda c: (c, skipped(c)), carry)
 
         return jax.lax.scan(body, carry, jnp.arange(length))
 

@@ -2,6 +2,8 @@
 the parameters fetched every `variable_update_period` steps, the samples-per-insert ratio held or refused, and
 SAC and TD3 (D4PG and MPO: long tests) learning gymnax Pendulum fully jitted."""
 
+import dataclasses
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -103,7 +105,8 @@ def test_a_samples_per_insert_that_whole_rows_cannot_hold_is_refused():
 
 
 def _conds(jaxpr, path=()):
-    """(the primitives enclosing it, dot_generals in each branch) of every `cond` in `jaxpr`, nested ones too."""
+    """(the primitives enclosing it, dot_generals in each branch) of every `cond` in `jaxpr`, nested ones too. A
+    nested jit is left out of the path: XLA inlines it (the learning branch is one, traced once for its shapes)."""
     def inner(eqn):
         for value in eqn.params.values():
             for item in value if isinstance(value, (tuple, list)) else (value,):
@@ -117,7 +120,7 @@ def _conds(jaxpr, path=()):
         if eqn.primitive.name == "cond":
             yield path, [dots(branch.jaxpr) for branch in eqn.params["branches"]]
         for sub in inner(eqn):
-            yield from _conds(sub, path + (eqn.primitive.name,))
+            yield from _conds(sub, path + ((eqn.primitive.name,) if eqn.primitive.name not in ("jit", "pjit") else ()))
 
 
 def test_td3_fully_jitted_keeps_its_delayed_policy_update_a_branch_across_seeds():
@@ -131,6 +134,35 @@ def test_td3_fully_jitted_keeps_its_delayed_policy_update_a_branch_across_seeds(
     jaxpr = jax.make_jaxpr(jax.vmap(agent.iteration, axis_name=SEEDS_AXIS))(carries).jaxpr
     in_sgd_steps = [dots for path, dots in _conds(jaxpr) if path[:2] == ("cond", "scan")]
     assert len(in_sgd_steps) == 1 and min(in_sgd_steps[0]) == 0 < max(in_sgd_steps[0]), list(_conds(jaxpr))
+
+
+@pytest.mark.parametrize("name, environment", [("dqn", "gymnax/CartPole-v1"), ("r2d2", "gymnax/MemoryChain-bsuite")])
+def test_a_chunk_traces_the_iteration_the_learning_and_the_policy_once(name, environment, monkeypatch):
+    # Tracing is much of a form's compile time on CPU. The skip branch's and the wait branch's shapes come from the
+    # trace their other branch reuses, and `init` takes a row's shapes from the recorder's cached trace (DQN) or
+    # without the policy (R2D2). Traced again each, they made R2D2's runner trace its update 4 times and its
+    # policy 3 times.
+    from acmelike.anakin import off_policy, recurrent_replay
+    from acmelike.anakin.streams import StepStream
+    from launch.engines.anakin import make_agent, make_chunk, make_init
+
+    calls = {"iteration": 0, "learning": 0, "policy": 0}
+
+    def counted(part, fn):
+        def traced(*args, **kwargs):
+            calls[part] += 1
+            return fn(*args, **kwargs)
+        return traced
+
+    for module in (off_policy, recurrent_replay):
+        monkeypatch.setattr(module, "sgd_steps", counted("learning", module.sgd_steps))
+    monkeypatch.setattr(TransitionRecorder, "_record", counted("policy", TransitionRecorder._record))
+    monkeypatch.setattr(StepStream, "write_row", counted("policy", StepStream.write_row))
+    agent = make_agent(AnakinConfig(agent=name, environment=environment, max_num_actor_steps=1000))
+    agent = dataclasses.replace(agent, iteration=counted("iteration", agent.iteration))
+    carries = jax.eval_shape(make_init(agent), jnp.stack([jax.random.PRNGKey(0)]))
+    make_chunk(agent, 4).lower(carries, 4)
+    assert calls == {"iteration": 1, "learning": 1, "policy": 1}
 
 
 def test_dqn_fully_jitted_copies_its_target_network_in_a_branch_across_seeds():
