@@ -67,16 +67,26 @@ def test_a_run_directory_that_takes_nothing_more_still_gets_its_summary_printed(
     assert all("Read-only file system" in failure["error"] for failure in summary["failures"])
 
 
-@pytest.fixture()
-def stopping_program():
-    """A program that is stopping, as its nodes see it (`launch.engines.distributed.runtime`)."""
+def _program(stopping: bool):
+    """A program as its nodes see it (`launch.engines.distributed.runtime`), stopping or running."""
     from launch.engines.distributed import runtime
 
     stop = threading.Event()
-    stop.set()
+    if stopping:
+        stop.set()
     runtime.install(runtime.Runtime(lambda: stop, stop.set, "test"))
     yield
     runtime.install(None)
+
+
+@pytest.fixture()
+def stopping_program():
+    yield from _program(stopping=True)
+
+
+@pytest.fixture()
+def running_program():
+    yield from _program(stopping=False)
 
 
 def test_a_final_save_that_fails_while_the_program_stops_is_reported(tmp_path, stopping_program):
@@ -99,3 +109,18 @@ def test_what_shutdown_cuts_off_is_still_swallowed_while_stopping(tmp_path, stop
     with report_failures("actor_0", str(tmp_path)):  # not a final save: any error while stopping
         raise ValueError("an episode cut short")
     assert not os.path.exists(tmp_path / "failures")
+
+
+def test_the_replay_servers_close_is_shutdown_even_before_the_node_sees_the_stop(tmp_path, running_program):
+    # The replay node closes its server as the program stops; an actor's flush can hear that before its own stop
+    # event is set (a Ray run's resumed actor once failed the run this way).
+    from acmelike.replay.remote import ReplayClosed
+    from launch.engines.distributed.nodes import report_failures
+
+    with report_failures("actor_0", str(tmp_path)):
+        raise ReplayClosed("the replay server was closed before it took 2 of this writer's items")
+    assert not os.path.exists(tmp_path / "failures")
+    with pytest.raises(RuntimeError, match="Socket closed"):  # without the stop, a call cut off is a failure
+        with report_failures("actor_0", str(tmp_path)):
+            raise RuntimeError("UNAVAILABLE: Socket closed")
+    assert "Socket closed" in (tmp_path / "failures" / "actor_0.txt").read_text()

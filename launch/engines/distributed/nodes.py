@@ -21,6 +21,7 @@ import numpy as np
 from acmelike import core, placement
 from acmelike.counting import Counter
 from acmelike.placement import PlacedVariableSource
+from acmelike.replay.remote import ReplayClosed
 from acmelike.variables import RemoteVariableSource
 from environment_loops import EnvironmentLoop
 from launch.experiments.evaluation import Evaluator
@@ -35,8 +36,10 @@ from launch.experiments.config import ExperimentConfig
 ENDED_FILE = "ended.json"  # written by the node that ends the program (see `end_program`)
 
 
-def _stopping() -> bool:
-    return runtime.stop_event().is_set()
+def _stopping(error: Optional[BaseException] = None) -> bool:
+    """Whether the program is stopping: its stop event is set, or `error` is the replay server's answer that it was
+    closed. The server closes only as its program stops, and its node may learn of the stop before this one does."""
+    return isinstance(error, ReplayClosed) or runtime.stop_event().is_set()
 
 
 class ProgramStopping(RuntimeError):
@@ -101,7 +104,7 @@ _GONE = ("unavailable", "cancelled", "socket closed", "failed to connect", "conn
 def cut_off_by_stop(error: BaseException) -> bool:
     """Whether `error` is a call to another node cut off because the program is stopping: ours (`ProgramStopping`),
     a Reverb error, or a connection's end. Such an error is a normal part of shutdown."""
-    if isinstance(error, ProgramStopping) or type(error).__module__.startswith("reverb"):
+    if isinstance(error, (ProgramStopping, ReplayClosed)) or type(error).__module__.startswith("reverb"):
         return True
     return isinstance(error, (ConnectionError, RuntimeError)) and any(word in str(error).lower() for word in _GONE)
 
@@ -111,14 +114,15 @@ def report_failures(node_name: str, run_dir: Optional[str], *, final_save: bool 
     """Names the node in any error it raises (stderr and `<run_dir>/failures/<node>.txt`), then re-raises.
 
     Errors raised while the program is already stopping (e.g. a Reverb call cut off by the replay node going
-    away) are a normal part of shutdown and are swallowed. Not in a `final_save` (a checkpoint or snapshot taken
+    away, or the replay server's answer that it closed, which may reach a node before the stop does) are a normal
+    part of shutdown and are swallowed. Not in a `final_save` (a checkpoint or snapshot taken
     as the node ends): its failure is reported even then, and only a call cut off by the stop
     (`cut_off_by_stop`) is swallowed, so a run never ends without its last save unnoticed.
     """
     try:
         yield
     except BaseException as error:  # noqa: BLE001 - reported, then re-raised
-        if _stopping() and (not final_save or cut_off_by_stop(error)):
+        if _stopping(error) and (not final_save or cut_off_by_stop(error)):
             return
         what = f"node {node_name!r}: its final save failed" if final_save else f"node {node_name!r} failed"
         record_failure(run_dir, node_name, what, error)
