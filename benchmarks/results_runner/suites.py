@@ -486,16 +486,12 @@ DMC = Suite(
         "papers (Barth-Maron et al. 2018, Abdolmaleki et al. 2018) and Acme's (Hoffman et al. 2020) were searched "
         "for one and only their abstracts could be read; pytorch_sac's README compares with D4PG figures taken "
         "after 1e8 steps, a budget a thousand times ours. TD3 has no reference on these tasks either.",
-        "Finding (SAC, 9 cells from commit 34cd74c, 2026-11-29): every row is below CURL's State SAC at 100k, and "
-        "cartpole-swingup and walker-walk below pytorch_sac's. Most of it is the learning rate. pytorch_sac's 1e-4 "
-        "goes with its batch of 1,024; at this preset's 256 it learns slowly. The cells' command with "
-        "`--config policy_learning_rate=3e-4 --config critic_learning_rate=3e-4 --config "
-        "temperature_learning_rate=3e-4` (seeds 0 and 1, greedy over 10 episodes, not in the tables) reached 611.1 "
-        "and 542.5 on walker-walk (503.2 and 303.7 at 1e-4) and 312.2 and 248.8 on cheetah-run (126.5 and 99.1). "
-        "Walker-walk at 3e-4 is still below pytorch_sac's 847.2 ± 149.6, which the remaining differences (its "
-        "[1024, 1024] networks and batch of 1,024, a target update every second step) may explain; a GPU run "
-        "would test them. The preset keeps pytorch_sac's rate until the SAC rows are trained again at 3e-4 (9 "
-        "cells, about 1.3 h of this VM with two at a time), so the page and the preset agree.",
+        "SAC's rows were first trained at pytorch_sac's 1e-4 (9 cells from commit 34cd74c, 2026-11-29): greedy "
+        "808.6 ± 24.8 on cartpole-swingup, 408.1 ± 81.7 on walker-walk and 159.9 ± 67.6 on cheetah-run, every row "
+        "below CURL's State SAC and the first two below pytorch_sac's. pytorch_sac's 1e-4 goes with its batch of "
+        "1,024; at batch 256 it learns slowly. The same command at 3e-4 (seeds 0 and 1, greedy over 10 episodes) "
+        "reached 611.1 and 542.5 on walker-walk (503.2 and 303.7 at 1e-4) and 312.2 and 248.8 on cheetah-run "
+        "(126.5 and 99.1), so the preset takes 3e-4 and the rows here are trained with it.",
         "Wall time per cell: 900-1,530 s (710-850 s CPU), two cells at a time; walker-walk runs at about 85 steps/s "
         "and cartpole-swingup at about 110. The suite runs with `python -m benchmarks.results_runner --suite dmc` "
         "(the dmc and results extras)."
