@@ -20,7 +20,8 @@ runs); the baseline is one plain function (`bare_loop`): a flat replay ring, gym
 the episode ended, the losses inline. One jitted call of all iterations on each side.
 
 Both sides run alternately (`repeats` times, seed = repeat index); run time is the median over repeats, compile
-time is measured once per side (ahead-of-time lower + compile). The return is each run's last-20-episode mean.
+time the median of as many ahead-of-time lower + compiles per side, alternating too. The return is each
+run's last-20-episode mean.
 
     python benchmarks/anakin_off_policy.py [--agent td3 d4pg mpo] [--quick] [--out benchmarks/results]
 
@@ -401,7 +402,8 @@ def side_by_side(name: str, agent, baseline, total_steps: int, repeats: int, qui
                    f"CPU s per {total_steps // 1000}k steps", 1.0, lower_is_better=True, **labels,
                    note="process CPU time (all threads): robust to a busy machine"),
         result_row(f"anakin_{name}_compile_time", ours_compile[0], baseline_compile[0], "s", 1.0,
-                   lower_is_better=True, **labels, note=f"ahead-of-time lower + compile, once per side; CPU s "
+                   lower_is_better=True, **labels,
+                   note=f"ahead-of-time lower + compile, median of {repeats} per side; CPU s "
                    f"{ours_compile[1]:.1f} vs {baseline_compile[1]:.1f}"),
         result_row(f"anakin_{name}_return", median("ours", "return_last_20"), median("baseline", "return_last_20"),
                    "return (last 20 episodes, median over seeds)", None, **labels,

@@ -8,7 +8,8 @@ with the same numbers where PPOConfig has them (no annealing, no value clipping:
 `launch.engines.anakin` (the code `--launch anakin` runs): one jitted call of all 976 updates on each side.
 
 Both sides run alternately (`repeats` times, seed = repeat index); run time is the median over repeats, compile
-time is measured once per side (ahead-of-time lower + compile). The return is each run's last-20-episode mean.
+time the median of as many ahead-of-time lower + compiles per side, alternating too. The return is each
+run's last-20-episode mean.
 
     python benchmarks/anakin_ppo.py [--quick] [--out benchmarks/results]
 """
@@ -193,31 +194,41 @@ def seed_keys(seed: int):
     return jnp.stack([jax.random.PRNGKey(seed)])
 
 
-def compile_side_by_side(agent, iterations: int, baseline):
+def compile_side_by_side(agent, iterations: int, baseline, repeats: int = 1):
     """Our Anakin form (its vmapped init and an `iterations`-long chunk, one seed) and a bare loop's jitted
-    `baseline(key)`, each compiled ahead of time, apart from running. A throwaway compile goes first, so that neither
+    `baseline(key)`, each compiled ahead of time, apart from running, `repeats` times, alternating which goes first
+    (one compile on a busy 2-core machine varies by 10% or more). A throwaway compile goes first, so that neither
     side pays the process's one-time backend start-up.
 
-    Each side starts from empty tracing caches (`jax.clear_caches()`): otherwise the side compiled second reuses
+    Each compile starts from empty tracing caches (`jax.clear_caches()`): otherwise the side compiled second reuses
     the traces of what both share (the network, the PRNG's and optax's jitted helpers) that the first one paid
     for. Ours lowers its chunk from the init's output shapes, so running the init is not timed.
 
-    Returns (init, chunk, baseline, ours_compile, baseline_compile), the compile times as `Clock.read()`s."""
+    Returns (init, chunk, baseline, ours_compile, baseline_compile), the compile times the medians of the
+    `Clock.read()`s (wall and CPU apart)."""
     from launch.engines.anakin import make_chunk, make_init
 
+    def compile_ours():
+        lowered_init = make_init(agent).lower(seed_keys(0))
+        carries = jax.tree_util.tree_map(lambda out: jax.ShapeDtypeStruct(out.shape, out.dtype),
+                                         lowered_init.out_info, is_leaf=lambda out: hasattr(out, "shape"))
+        chunk = make_chunk(agent, iterations, may_skip=False).lower(carries, iterations)
+        return lowered_init.compile(), chunk.compile()
+
+    def compile_baseline():
+        return jax.jit(baseline).lower(jax.random.PRNGKey(0)).compile()
+
     jax.jit(lambda x: jnp.tanh(x) @ x).lower(jnp.ones((4, 4))).compile()
-    jax.clear_caches()
-    clock = Clock()
-    lowered_init = make_init(agent).lower(seed_keys(0))
-    init = lowered_init.compile()
-    carries = jax.tree_util.tree_map(lambda out: jax.ShapeDtypeStruct(out.shape, out.dtype), lowered_init.out_info,
-                                     is_leaf=lambda out: hasattr(out, "shape"))
-    chunk = make_chunk(agent, iterations, may_skip=False).lower(carries, iterations).compile()
-    ours_compile = clock.read()
-    jax.clear_caches()
-    clock = Clock()
-    compiled_baseline = jax.jit(baseline).lower(jax.random.PRNGKey(0)).compile()
-    return init, chunk, compiled_baseline, ours_compile, clock.read()
+    compiled, clocks = {}, {"ours": [], "baseline": []}
+    order = [("ours", compile_ours), ("baseline", compile_baseline)]
+    for repeat in range(repeats):
+        for side, compile_side in order if repeat % 2 == 0 else order[::-1]:
+            jax.clear_caches()
+            clock = Clock()
+            compiled[side] = compile_side()
+            clocks[side].append(clock.read())
+    median = {side: tuple(statistics.median(reads) for reads in zip(*clocks[side])) for side in clocks}
+    return (*compiled["ours"], compiled["baseline"], median["ours"], median["baseline"])
 
 
 def alternate_pairs(repeats: int, run_ours, run_baseline, return_label: str = "return"):
@@ -246,7 +257,7 @@ def paired_runs(agent, iterations: int, baseline, repeats: int, baseline_env_ste
     returns, NaN where none ended), compiled apart (`compile_side_by_side`) and run alternately `repeats` times
     (`alternate_pairs`). With `baseline_env_steps` each record carries its env steps (ours counted from its
     outputs, the baseline's given). Returns (runs, ours_compile, baseline_compile)."""
-    init, chunk, compiled, ours_compile, baseline_compile = compile_side_by_side(agent, iterations, baseline)
+    init, chunk, compiled, ours_compile, baseline_compile = compile_side_by_side(agent, iterations, baseline, repeats)
     counted = baseline_env_steps is not None
 
     def run_ours(seed):
@@ -299,7 +310,7 @@ def main() -> None:
                    note="process CPU time (all threads): robust to a busy machine"),
         result_row("anakin_ppo_compile_time", ours_compile[0], baseline_compile[0], "s", None, lower_is_better=True,
                    ours_label="launch.engines.anakin PPO", baseline_label="PureJaxRL-style PPO",
-                   note=f"ahead-of-time lower + compile, once per side; CPU s {ours_compile[1]:.1f} vs "
+                   note=f"ahead-of-time lower + compile, median of {repeats} per side; CPU s {ours_compile[1]:.1f} vs "
                    f"{baseline_compile[1]:.1f}"),
         result_row("anakin_ppo_return", median("ours", "return_last_20"), median("baseline", "return_last_20"),
                    "return (last 20 episodes, median over seeds)", 0.95,
