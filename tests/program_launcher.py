@@ -50,7 +50,13 @@ class Launcher:
     started: list = []  # every Launcher since the last `kill_the_still_running`
 
     def signal_group(self, signal_number: int) -> None:
-        os.killpg(os.getpgid(self.process.pid), signal_number)
+        """Signals the launcher's process group (with `own_process_group`, its id is the launcher's pid), which
+        may outlive the launcher; nothing if the whole group has gone (a run that failed early: its own error,
+        not this, is the one to report)."""
+        try:
+            os.killpg(self.process.pid, signal_number)
+        except ProcessLookupError:
+            pass
 
     def _record(self):
         try:
