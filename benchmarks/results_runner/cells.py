@@ -332,7 +332,8 @@ def average_at(steps: np.ndarray, averages: np.ndarray, at: int) -> Optional[flo
 
 
 def provenance() -> Dict[str, Any]:
-    """The commit (and whether tracked files differed from it), package versions and the machine."""
+    """The commit (and whether tracked files differed from it, the results pages and PNGs that runners write under
+    docs/results/ aside), package versions and the machine."""
     def git(*args):
         try:
             return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
@@ -345,7 +346,9 @@ def provenance() -> Dict[str, Any]:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             pass
-    status = git("status", "--porcelain", "--untracked-files=no")
+    # A runner rewrites its suite's page as it goes, so a second runner started in the same clone would otherwise
+    # call its cells modified though no code was.
+    status = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)docs/results")
     return {
         # A tree copied without .git (a cluster node, an accelerator machine) names its commit in RESULTS_COMMIT.
         "commit": git("rev-parse", "HEAD") or os.environ.get("RESULTS_COMMIT"),
