@@ -499,7 +499,11 @@ DMC = Suite(
         "seeds 1 and 2 settle at greedy 657.2 and 709.1, each within a few points over its 10 episodes, while seed "
         "0 reaches 842.0. The remaining differences from pytorch_sac ([1024, 1024] networks, batch 1,024, a target "
         "update every second step) are untested on this CPU.",
-        "Wall time per cell: 820-1,530 s (660-850 s CPU), two cells at a time; walker-walk runs at about 85 steps/s "
+        "TD3 (9 cells from commit 1e02bf4, 2026-11-29; no published figure to compare): greedy 626.7 ± 127.6 on "
+        "cartpole-swingup, 731.8 ± 119.3 on walker-walk and 99.2 ± 1.6 on cheetah-run, where SAC reaches 255.0. "
+        "Its seeds 1 and 2 say modified: their runners started in a clone where the first had rewritten this page "
+        "and its PNGs, with no code changed; a cell's flag now leaves docs/results/ aside.",
+        "Wall time per cell: SAC 820-1,530 s (660-850 s CPU), two cells at a time; TD3 490-720 s, one or two; walker-walk runs at about 85 steps/s "
         "and cartpole-swingup at about 110. The suite runs with `python -m benchmarks.results_runner --suite dmc` "
         "(the dmc and results extras)."
     ),
