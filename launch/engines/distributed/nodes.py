@@ -36,10 +36,8 @@ from launch.experiments.config import ExperimentConfig
 ENDED_FILE = "ended.json"  # written by the node that ends the program (see `end_program`)
 
 
-def _stopping(error: Optional[BaseException] = None) -> bool:
-    """Whether the program is stopping: its stop event is set, or `error` is the replay server's answer that it was
-    closed. The server closes only as its program stops, and its node may learn of the stop before this one does."""
-    return isinstance(error, ReplayClosed) or runtime.stop_event().is_set()
+def _stopping() -> bool:
+    return runtime.stop_event().is_set()
 
 
 class ProgramStopping(RuntimeError):
@@ -122,7 +120,9 @@ def report_failures(node_name: str, run_dir: Optional[str], *, final_save: bool 
     try:
         yield
     except BaseException as error:  # noqa: BLE001 - reported, then re-raised
-        if _stopping(error) and (not final_save or cut_off_by_stop(error)):
+        # The replay server closes only as its program stops, and its node may learn of the stop before this one.
+        stopping = _stopping() or isinstance(error, ReplayClosed)
+        if stopping and (not final_save or cut_off_by_stop(error)):
             return
         what = f"node {node_name!r}: its final save failed" if final_save else f"node {node_name!r} failed"
         record_failure(run_dir, node_name, what, error)
