@@ -34,6 +34,7 @@ class Launcher:
     def __init__(self, *args, run_dir, command_line: bool = False, own_process_group: bool = False,
                  separate_stderr: bool = False):
         self.run_dir = str(run_dir)
+        self._own_process_group = own_process_group
         program = ["-m", "launch"] if command_line else [SCRIPT]
         # Files, not pipes: a chatty program never blocks on a full pipe that is read only at the end.
         self._stdout = tempfile.TemporaryFile(mode="w+")
@@ -53,6 +54,8 @@ class Launcher:
         """Signals the launcher's process group (with `own_process_group`, its id is the launcher's pid), which
         may outlive the launcher; nothing if the whole group has gone (a run that failed early: its own error,
         not this, is the one to report)."""
+        if not self._own_process_group:  # the group would be pytest's own
+            raise ValueError("signal_group needs a Launcher started with own_process_group=True")
         try:
             os.killpg(self.process.pid, signal_number)
         except ProcessLookupError:
