@@ -503,9 +503,9 @@ DMC = Suite(
         "cartpole-swingup, 731.8 ± 119.3 on walker-walk and 99.2 ± 1.6 on cheetah-run, where SAC reaches 255.0. "
         "Its seeds 1 and 2 say modified: their runners started in a clone where the first had rewritten this page "
         "and its PNGs, with no code changed; a cell's flag now leaves docs/results/ aside.",
-        "Wall time per cell: SAC 820-1,530 s (660-850 s CPU), two cells at a time; TD3 490-720 s, one or two; walker-walk runs at about 85 steps/s "
-        "and cartpole-swingup at about 110. The suite runs with `python -m benchmarks.results_runner --suite dmc` "
-        "(the dmc and results extras)."
+        "Wall time per cell: SAC 824-1,083 s (659-824 s CPU), two cells at a time; TD3 491-721 s (509-737 s CPU), "
+        "one or two at a time. The suite runs with `python -m benchmarks.results_runner --suite dmc` (the dmc and "
+        "results extras)."
     ),
 )
 
