@@ -21,10 +21,8 @@ class D4PGConfig(OffPolicyActorCritic, PrioritizedReplay, GaussianExploration):
       num_atoms: atoms of the critic's categorical distribution over returns (>= 2).
       v_min: the lowest atom's value (the support's lower end).
       v_max: the highest atom's value (> v_min).
-      dqda_clipping: bound on the L2 norm of each dQ/da in the policy gradient; 0 disables the clip. 1, as Acme's
-        D4PG learner clips (`clipping=True`): unclipped, a policy can push its tanh into saturation, where its
-        gradient vanishes and it stays (Pendulum, 20k steps, seed 2: actions at +1 in most states, final return
-        -1,504.3; clipped, -190.4, the other seeds within 11 of their unclipped returns).
+      dqda_clipping: bound on the L2 norm of each dQ/da in the policy gradient; 0 disables the clip. 1 by default,
+        as Acme's D4PG learner clips (`clipping=True`).
       priority_exponent: > 0: prioritized replay by the critic's cross-entropy, to this power (alpha); 0: uniform.
     """
 

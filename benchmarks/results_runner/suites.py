@@ -550,9 +550,9 @@ JAX = Suite(
         "per seed (one per transition an iteration inserts: `num_sgd_steps_per_step * batch_size / "
         "samples_per_insert`), the single-process row in one; both take one SGD step of 64 per environment step "
         "after 1,000 transitions, the single-process row through its rate limiter, the fully jitted one exactly.",
-        "The Pendulum cells (2026-11-29, commit 3498b50, the 2-core VM at a load of 7-12 from other sessions): a "
-        "fully jitted row trained its five seeds in one process in 68-131 s of wall time, compilation included; "
-        "its twin took 24-136 s a seed (194-349 s for five). Pendulum never terminates, so a fully jitted seed's 8 "
+        "The Pendulum cells (2026-11-29; commit 3498b50 on the 2-core VM at a load of 7-12 from other sessions, "
+        "D4PG's 3179f13 beside two Control Suite cells): a fully jitted row trained its five seeds in one process "
+        "in 59-131 s of wall time, compilation included; its twin took 23-136 s a seed (126-349 s for five). Pendulum never terminates, so a fully jitted seed's 8 "
         "environments end their 200-step episodes together, every 1,600 steps: its curve moves in steps, and its "
         "final average (10 episodes) holds the 8 that ended at 19,200 steps and 2 that ended at 17,600.",
         "Finding, MPO (**disagree** on this page; investigated 2026-11-29, issue 48: seed noise, no bug found): "
@@ -582,11 +582,20 @@ JAX = Suite(
         "over the last 8k), beside 8 environments' -145.8 ± 24.7 on the same seeds (p 0.93) and one process's "
         "-171.1 ± 36.0 (p 0.10; over the last 8k p 0.59). An earlier probe, one process with `--num-envs 8` "
         "(commit a131695), ended at -154.9 ± 20.3.",
-        "Finding, D4PG at these settings (both forms alike): one seed of five fails in each. In one process seed 2 "
-        "never learns (best -1,222.8, final -1,504.3); fully jitted, seed 3 reaches -496.7 and ends at -969.3. The "
-        "other seeds end between -126 and -272. TD3's fully jitted seed 2 reached -98.3 and ended at -456.8. Not "
-        "investigated: the Anakin learning test (tests/engines/test_anakin_off_policy.py) uses these settings with "
-        "seed 0 only.",
+        "Finding, D4PG at these settings (both forms alike; investigated 2026-11-29, issue 48): about one seed in "
+        "five fails, and it is the policy's tanh saturating. A failed seed's deterministic policy outputs +1 (or -1) "
+        "in most states (a grid of 45 angles and velocities, its final snapshot), where the tanh's gradient vanishes, "
+        "so the critic's gradient cannot bring it back; its return falls while it trains (one process, seed 2 "
+        "before the clip below: -1,245 over the first 10 episodes, -1,504.3 at the end). The cells here were "
+        "retrained (commit 3179f13) when D4PG took Acme's dQ/da clip at norm 1 as its default, and the clip is not "
+        "the cure: unclipped, seeds 2 and 6 of 0-9 fail in one process (-1,504.3, -1,404.2); clipped, seeds 5 and 7 "
+        "(-992.8, -1,263.2), the other eight -221.4 ± 52.7. Fully jitted and clipped, seeds 5 and 9 of 0-9 fail "
+        "(-699.9, -986.7; seeds 5-9 in a scratch run directory), the other eight -171.8 ± 39.2. This page's seeds "
+        "0-4 happen to hold no failure in either form, so its **disagree** (-213.6 ± 35.6 against -165.1 ± 31.7) "
+        "compares working seeds: the fully jitted form ends about 50 higher, as SAC's and MPO's do here. TD3 shares "
+        "the tanh policy (its fully jitted seed 2 reached -98.3 and ended at -456.8). Not done: a cure (Acme's "
+        "policy is a layer-normalised MLP with a near-zero-initialised last layer; ours is a plain MLP), and the "
+        "Anakin learning test (tests/engines/test_anakin_off_policy.py) still uses seed 0 only.",
         "MinAtar Breakout: gymnax's Breakout-MinAtar re-implements the MinAtar package's game (the minatar suite's "
         "notes). The budget, 100k steps, is what the 2-core VM allows for MuZero's two rows: in one process MuZero "
         "takes about 1.6 h per 1M steps (the preset's notes), so 5 seeds at 1M would be 8 h. The minatar suite "
