@@ -593,9 +593,11 @@ JAX = Suite(
         "(-699.9, -986.7; seeds 5-9 in a scratch run directory), the other eight -171.8 ± 39.2. This page's seeds "
         "0-4 happen to hold no failure in either form, so its **disagree** (-213.6 ± 35.6 against -165.1 ± 31.7) "
         "compares working seeds: the fully jitted form ends about 50 higher, as SAC's and MPO's do here. TD3 shares "
-        "the tanh policy (its fully jitted seed 2 reached -98.3 and ended at -456.8). Not done: a cure (Acme's "
-        "policy is a layer-normalised MLP with a near-zero-initialised last layer; ours is a plain MLP), and the "
-        "Anakin learning test (tests/engines/test_anakin_off_policy.py) still uses seed 0 only.",
+        "the tanh policy (its fully jitted seed 2 reached -98.3 and ended at -456.8). Acme's policy network is not "
+        "the cure either: with its torso (Linear, LayerNorm, tanh, then ELU; the last layer initialised near zero; "
+        "a probe, not adopted) 1 of 10 seeds fails in each form (one process seed 0, -1,095.0, its policy at +1 in "
+        "most of the grid; fully jitted seed 2, -879.0), the others -180.7 ± 41.8 and -149.1 ± 25.7. Not done: a "
+        "cure, and the Anakin learning test (tests/engines/test_anakin_off_policy.py) still uses seed 0 only.",
         "MinAtar Breakout: gymnax's Breakout-MinAtar re-implements the MinAtar package's game (the minatar suite's "
         "notes). The budget, 100k steps, is what the 2-core VM allows for MuZero's two rows: in one process MuZero "
         "takes about 1.6 h per 1M steps (the preset's notes), so 5 seeds at 1M would be 8 h. The minatar suite "
