@@ -200,7 +200,7 @@ def sgd_steps(replay: TransitionReplay, update_step, replay_state: ReplayState, 
     if not replay.prioritized:
         # A uniform replay is the same for every step, so each key's batch is drawn up front: the batches the
         # steps would draw, one vmapped gather for all. Drawn inside the scan, they cost SAC's fully jitted run on
-        # gymnax Pendulum 1.11x this one's CPU time (median of 6 alternating pairs, benchmarks/anakin_sac.py's setup).
+        # gymnax Pendulum 1.12x this one's CPU time (median of 6 alternating pairs, benchmarks/anakin_sac.py's setup).
         samples = jax.vmap(lambda key: replay.sample(replay_state, key)[0])(keys)
 
         def uniform_step(carry, sample):
