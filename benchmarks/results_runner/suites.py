@@ -511,7 +511,8 @@ DMC = Suite(
         "failing seeds fail (the jax suite's notes). Seeds 1 and 2 are still to train.",
         "Wall time per cell: SAC 824-1,083 s (659-824 s CPU), two cells at a time; TD3 491-721 s (509-737 s CPU), "
         "one or two at a time; D4PG 1,327-1,460 s (776-812 s CPU) and MPO 2,975 s (2,412 s CPU) on cartpole-swingup "
-        "(20 sampled actions per state), two at a time beside other work. The suite runs with `python -m benchmarks.results_runner --suite dmc` (the dmc and "
+        "(20 sampled actions per state), two at a time beside other work. The suite runs with "
+        "`python -m benchmarks.results_runner --suite dmc` (the dmc and "
         "results extras)."
     ),
 )
@@ -559,7 +560,8 @@ JAX = Suite(
         "after 1,000 transitions, the single-process row through its rate limiter, the fully jitted one exactly.",
         "The Pendulum cells (2026-11-29; commit 3498b50 on the 2-core VM at a load of 7-12 from other sessions, "
         "D4PG's 3179f13 beside two Control Suite cells): a fully jitted row trained its five seeds in one process "
-        "in 59-131 s of wall time, compilation included; its twin took 23-136 s a seed (126-349 s for five). Pendulum never terminates, so a fully jitted seed's 8 "
+        "in 59-131 s of wall time, compilation included; its twin took 23-136 s a seed (126-349 s for five). "
+        "Pendulum never terminates, so a fully jitted seed's 8 "
         "environments end their 200-step episodes together, every 1,600 steps: its curve moves in steps, and its "
         "final average (10 episodes) holds the 8 that ended at 19,200 steps and 2 that ended at 17,600.",
         "Finding, MPO (**disagree** on this page; investigated 2026-11-29, issue 48: seed noise, no bug found): "
