@@ -504,14 +504,14 @@ DMC = Suite(
         "Its seeds 1 and 2 say modified: their runners started in a clone where the first had rewritten this page "
         "and its PNGs, with no code changed; a cell's flag now leaves docs/results/ aside.",
         "D4PG and MPO (seed 0 of each task so far, commit 3179f13, 2026-11-29; no published figure to compare): "
-        "D4PG greedy 808.4 on cartpole-swingup, 690.0 on walker-walk and 187.3 on cheetah-run; MPO 855.4 on "
-        "cartpole-swingup, the highest seed 0 of the four agents there (SAC's 842.0). D4PG runs with Acme's dQ/da "
+        "D4PG greedy 808.4 on cartpole-swingup, 690.0 on walker-walk and 187.3 on cheetah-run; MPO 855.4, 480.9 "
+        "and 186.2, its cartpole-swingup the highest seed 0 of the four agents there (SAC's 842.0). D4PG runs with Acme's dQ/da "
         "clip at norm 1, its default since that commit. D4PG's walker acts at a bound most of the time (82% of its "
         "action components beyond 0.99 over one greedy episode) and walks; on Pendulum such saturation is how D4PG's "
         "failing seeds fail (the jax suite's notes). Seeds 1 and 2 are still to train.",
         "Wall time per cell: SAC 824-1,083 s (659-824 s CPU), two cells at a time; TD3 491-721 s (509-737 s CPU), "
-        "one or two at a time; D4PG 1,327-1,460 s (776-812 s CPU) and MPO 2,975 s (2,412 s CPU) on cartpole-swingup "
-        "(20 sampled actions per state), two at a time beside other work. The suite runs with "
+        "one or two at a time; D4PG 1,327-1,460 s (776-812 s CPU) and MPO 2,544-2,975 s (2,290-2,609 s CPU; 20 "
+        "sampled actions per state), two at a time beside other work. The suite runs with "
         "`python -m benchmarks.results_runner --suite dmc` (the dmc and "
         "results extras)."
     ),
