@@ -505,7 +505,8 @@ DMC = Suite(
         "and its PNGs, with no code changed; a cell's flag now leaves docs/results/ aside.",
         "D4PG and MPO (seed 0 of each task so far, commit 3179f13, 2026-11-29; no published figure to compare): "
         "D4PG greedy 808.4 on cartpole-swingup, 690.0 on walker-walk and 187.3 on cheetah-run; MPO 855.4, 480.9 "
-        "and 186.2, its cartpole-swingup the highest seed 0 of the four agents there (SAC's 842.0). D4PG runs with Acme's dQ/da "
+        "and 186.2, its cartpole-swingup the highest seed 0 of the four agents there (SAC's 842.0). D4PG runs "
+        "with Acme's dQ/da "
         "clip at norm 1, its default since that commit. D4PG's walker acts at a bound most of the time (82% of its "
         "action components beyond 0.99 over one greedy episode) and walks; on Pendulum such saturation is how D4PG's "
         "failing seeds fail (the jax suite's notes). Seeds 1 and 2 are still to train.",
