@@ -499,20 +499,28 @@ DMC = Suite(
         "seeds 1 and 2 settle at greedy 657.2 and 709.1, each within a few points over its 10 episodes, while seed "
         "0 reaches 842.0. The remaining differences from pytorch_sac ([1024, 1024] networks, batch 1,024, a target "
         "update every second step) are untested on this CPU.",
-        "TD3 (9 cells from commit 1e02bf4, 2026-11-29; no published figure to compare): greedy 626.7 ± 127.6 on "
-        "cartpole-swingup, 731.8 ± 119.3 on walker-walk and 99.2 ± 1.6 on cheetah-run, where SAC reaches 255.0. "
-        "Its seeds 1 and 2 say modified: their runners started in a clone where the first had rewritten this page "
-        "and its PNGs, with no code changed; a cell's flag now leaves docs/results/ aside.",
-        "D4PG and MPO (seed 0 of each task so far, commit 3179f13, 2026-11-29; no published figure to compare): "
-        "D4PG greedy 808.4 on cartpole-swingup, 690.0 on walker-walk and 187.3 on cheetah-run; MPO 855.4, 480.9 "
-        "and 186.2, its cartpole-swingup the highest seed 0 of the four agents there (SAC's 842.0). D4PG runs "
-        "with Acme's dQ/da "
-        "clip at norm 1, its default since that commit. D4PG's walker acts at a bound most of the time (82% of its "
-        "action components beyond 0.99 over one greedy episode) and walks; on Pendulum such saturation is how D4PG's "
-        "failing seeds fail (the jax suite's notes). Seeds 1 and 2 are still to train.",
+        "TD3 (seed 0 from commit 1e02bf4, seeds 1 and 2 retrained from a clean clone at 47fe8e9, 2026-11-29; no "
+        "published figure to compare): greedy 626.7 ± 127.6 on cartpole-swingup, 731.8 ± 119.3 on walker-walk and "
+        "99.2 ± 1.6 on cheetah-run, where SAC reaches 255.0. The retrained seeds reproduced their earlier records "
+        "(from a tree that had rewritten this page) to every digit: final, best and greedy returns. On cheetah-run "
+        "its greedy policies act at a bound most of the time (seeds 1 and 2: 77% and 82% of action components "
+        "beyond 0.99 over one episode, two of seed 1's six joints always), as D4PG's failing Pendulum seeds do; "
+        "D4PG's best cheetah (seed 2, 380.0 over that episode) is at a bound 54% of the time. A lead, not yet a "
+        "cause.",
+        "D4PG (3 seeds; seed 0 from commit 3179f13, seeds 1 and 2 from 47fe8e9, the same agent code; no published "
+        "figure to compare): greedy 853.0 ± 31.8 on cartpole-swingup, 488.0 ± 147.0 on walker-walk and 283.2 ± "
+        "83.0 on cheetah-run, above SAC's 255.0 there. D4PG runs with Acme's dQ/da clip at norm 1, its default "
+        "since 3179f13. Its walkers act at a bound most of the time (82%, 75% and 65% of action components beyond "
+        "0.99 over one greedy episode for seeds 0, 1 and 2, which return 690.0, 429.7 and 344.4 greedy) and still "
+        "walk; on Pendulum such saturation is how D4PG's failing seeds fail (the jax suite's notes).",
+        "MPO (commit 3179f13 for seed 0, 47fe8e9 for walker-walk's seed 1; no published figure to compare): greedy "
+        "855.4 on cartpole-swingup and 186.2 on cheetah-run (seed 0), 444.6 ± 36.4 on walker-walk (480.9 and "
+        "408.2). Its other seeds are still to train: about 45 minutes a cell on this VM (20 sampled actions per "
+        "state).",
         "Wall time per cell: SAC 824-1,083 s (659-824 s CPU), two cells at a time; TD3 491-721 s (509-737 s CPU), "
-        "one or two at a time; D4PG 1,327-1,460 s (776-812 s CPU) and MPO 2,544-2,975 s (2,290-2,609 s CPU; 20 "
-        "sampled actions per state), two at a time beside other work. The suite runs with "
+        "one or two at a time (676-1,071 s wall for the retrained cells, two or three processes on the 2 cores); D4PG "
+        "899-1,460 s (676-812 s CPU) and MPO 2,544-3,266 s (2,290-2,609 s CPU), two or three at a time beside other "
+        "work. The suite runs with "
         "`python -m benchmarks.results_runner --suite dmc` (the dmc and "
         "results extras)."
     ),
