@@ -150,7 +150,7 @@ def main() -> None:
     import jax.numpy as jnp
 
     from agents.ippo import IPPOConfig
-    from benchmarks.anakin_ppo import paired_runs
+    from benchmarks.anakin_ppo import compile_fields, compile_note, paired_runs
     from launch.engines.anakin import AnakinConfig, make_agent
 
     config = IPPOConfig(
@@ -181,7 +181,8 @@ def main() -> None:
                    note=f"{iterations} updates of {NUM_ENVS}x{NUM_STEPS} rows, one jitted call; our rows include "
                         "one padding row per episode; ratio: median of same-seed pairs"),
         result_row("anakin_ippo_compile_time", ours_compile[0], baseline_compile[0], "s", None, lower_is_better=True,
-                   ours_label=label, baseline_label=baseline_label, note="ahead-of-time lower + compile"),
+                   ours_label=label, baseline_label=baseline_label,
+                   note=compile_note(repeats, ours_compile, baseline_compile)),
         result_row("anakin_ippo_return", median("ours", "return_last_20"), median("baseline", "return_last_20"),
                    "team return (last 20 episodes, median over seeds)", None, ours_label=label,
                    baseline_label=baseline_label,
@@ -189,7 +190,7 @@ def main() -> None:
     ]
     print_rows(rows)
     payload.update(rows=rows, runs=runs, available=True,
-                   compile_seconds={"ours": round(ours_compile[0], 2), "baseline": round(baseline_compile[0], 2)},
+                   **compile_fields(ours_compile, baseline_compile),
                    config=dict(num_envs=NUM_ENVS, num_steps=NUM_STEPS, total_rows=total_rows, epochs=EPOCHS,
                                minibatches=MINIBATCHES, learning_rate=LR))
     path = write_json("anakin_ippo", finish(payload), **({"results_dir": args.out} if args.out else {}))

@@ -38,7 +38,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
-from benchmarks.anakin_ppo import compile_note, paired_runs  # noqa: E402
+from benchmarks.anakin_ppo import compile_fields, compile_note, paired_runs  # noqa: E402
 from benchmarks.common import finish, header, print_rows, result_row, write_json  # noqa: E402
 
 NUM_ENVS, SGD_STEPS, BATCH, MIN_REPLAY, MAX_REPLAY = 8, 8, 256, 1_000, 1_000_000
@@ -411,10 +411,7 @@ def side_by_side(name: str, agent, baseline, total_steps: int, repeats: int, qui
     print_rows(rows)
     payload.update(
         rows=rows, runs=runs,
-        compile_seconds={"ours": round(ours_compile[0], 2), "baseline": round(baseline_compile[0], 2)},
-        compile_cpu_seconds={"ours": round(ours_compile[1], 2), "baseline": round(baseline_compile[1], 2)},
-        lowering_cpu_seconds={"ours": round(ours_compile[2], 2), "baseline": round(baseline_compile[2], 2)},
-        xla_compile_cpu_seconds={"ours": round(ours_compile[3], 2), "baseline": round(baseline_compile[3], 2)},
+        **compile_fields(ours_compile, baseline_compile),
         config=config,
     )
     path = write_json(f"anakin_{name}", finish(payload), **({"results_dir": out} if out else {}))

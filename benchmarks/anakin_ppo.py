@@ -241,6 +241,12 @@ def compile_note(repeats: int, ours, baseline) -> str:
             f"{baseline[3]:.1f}")
 
 
+def compile_fields(ours, baseline) -> dict:
+    """The JSON's compile fields from `compile_side_by_side`'s two medians: wall and CPU s, and the CPU s split."""
+    names = ("compile_seconds", "compile_cpu_seconds", "lowering_cpu_seconds", "xla_compile_cpu_seconds")
+    return {name: {"ours": round(o, 2), "baseline": round(b, 2)} for name, o, b in zip(names, ours, baseline)}
+
+
 def alternate_pairs(repeats: int, run_ours, run_baseline, return_label: str = "return"):
     """Runs each side once per seed `0..repeats-1`, alternating which goes first (a change in the machine's load
     hits both alike). `run(seed)` returns (`Clock.read()`, the return of the last 20 episodes, env steps or None).
@@ -329,8 +335,7 @@ def main() -> None:
     payload.update(
         rows=rows,
         runs=runs,
-        compile_seconds={"ours": round(ours_compile[0], 2), "baseline": round(baseline_compile[0], 2)},
-        compile_cpu_seconds={"ours": round(ours_compile[1], 2), "baseline": round(baseline_compile[1], 2)},
+        **compile_fields(ours_compile, baseline_compile),
         config=dict(num_envs=NUM_ENVS, num_steps=NUM_STEPS, total_steps=TOTAL_STEPS, epochs=EPOCHS,
                     minibatches=MINIBATCHES, learning_rate=LR, baseline_anneals_learning_rate=True),
     )
