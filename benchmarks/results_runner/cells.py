@@ -376,10 +376,14 @@ def _tail(path: str) -> List[str]:
         return []
 
 
-def _write_json(path: str, data: Dict[str, Any]) -> None:
-    """Written whole or not at all (a temporary file renamed), so a killed runner never leaves half a record that
-    would count as finished."""
+def write_whole(path: str, text: str) -> None:
+    """Writes `text` to `path` whole or not at all (a temporary file renamed): a killed runner leaves the old file,
+    never half a record that would count as finished, nor an empty page."""
     temporary = path + ".tmp"
     with open(temporary, "w") as f:
-        json.dump(data, f, indent=1)
+        f.write(text)
     os.replace(temporary, path)
+
+
+def _write_json(path: str, data: Dict[str, Any]) -> None:
+    write_whole(path, json.dumps(data, indent=1))

@@ -6,6 +6,7 @@ published number: results are data."""
 
 import json
 import os
+import shutil
 
 import numpy as np
 import pytest
@@ -77,6 +78,23 @@ def test_the_page_has_the_table_and_a_png(tiny):
     with open(png, "rb") as f:
         assert f.read(8) == b"\x89PNG\r\n\x1a\n"
 
+
+
+def test_a_page_that_fails_to_render_leaves_the_old_page(tiny, tmp_path, monkeypatch):
+    """The page is written whole or not at all: a runner killed (or failing) while it renders keeps the old page."""
+    from benchmarks.results_runner import report
+
+    out = tmp_path / "results"
+    shutil.copytree(tiny[0], out)
+    old = (out / "tiny.md").read_text()
+
+    def interrupted(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(report, "markdown", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        report.write_report(SUITES["tiny"], str(out))
+    assert (out / "tiny.md").read_text() == old and not (out / "tiny.md.tmp").exists()
 
 def test_resume_skips_finished_cells_and_reruns_a_deleted_one(tiny):
     out, runs, _ = tiny
