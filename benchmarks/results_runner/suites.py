@@ -623,9 +623,9 @@ JAX = Suite(
         "-1,325.4, the others -169.7 ± 42.6): 6 of their 30 seeds fail. The failing seeds differ from the "
         "3179f13 runs above because commit e23d3e7 (batches drawn before the scan) changed D4PG's rounding: "
         "the batches are the same (the first learner row's critic loss agrees to 7 digits), the sums differ in "
-        "their last digits, and from there the runs part. A seed's run does not depend on the seeds beside it: seeds 5-9 in a call of their own repeat "
-        "the 0-9 call's numbers to every digit. Not done: a cure, and the Anakin learning test "
-        "(tests/engines/test_anakin_off_policy.py) still uses seed 0 only.",
+        "their last digits, and from there the runs part. A seed's run does not depend on the seeds beside it: "
+        "seeds 5-9 in a call of their own repeat the 0-9 call's numbers to every digit. Not done: a cure, and the "
+        "Anakin learning test (tests/engines/test_anakin_off_policy.py) still uses seed 0 only.",
         "MinAtar Breakout: gymnax's Breakout-MinAtar re-implements the MinAtar package's game (the minatar suite's "
         "notes). The budget, 100k steps, is what the 2-core VM allows for MuZero's two rows: in one process MuZero "
         "takes about 1.6 h per 1M steps (the preset's notes), so 5 seeds at 1M would be 8 h. The minatar suite "
