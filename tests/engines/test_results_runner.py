@@ -11,6 +11,7 @@ import shutil
 import numpy as np
 import pytest
 
+from benchmarks.results_runner import report
 from benchmarks.results_runner.__main__ import parse_seeds
 from benchmarks.results_runner.report import _trimmed_mean, iqm_interval, verdict
 from benchmarks.results_runner.suites import SUITES, Reference, Source
@@ -79,11 +80,8 @@ def test_the_page_has_the_table_and_a_png(tiny):
         assert f.read(8) == b"\x89PNG\r\n\x1a\n"
 
 
-
 def test_a_page_that_fails_to_render_leaves_the_old_page(tiny, tmp_path, monkeypatch):
     """The page is written whole or not at all: a runner killed (or failing) while it renders keeps the old page."""
-    from benchmarks.results_runner import report
-
     out = tmp_path / "results"
     shutil.copytree(tiny[0], out)
     old = (out / "tiny.md").read_text()
@@ -95,6 +93,7 @@ def test_a_page_that_fails_to_render_leaves_the_old_page(tiny, tmp_path, monkeyp
     with pytest.raises(KeyboardInterrupt):
         report.write_report(SUITES["tiny"], str(out))
     assert (out / "tiny.md").read_text() == old and not (out / "tiny.md.tmp").exists()
+
 
 def test_resume_skips_finished_cells_and_reruns_a_deleted_one(tiny):
     out, runs, _ = tiny
