@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from acmelike import files
 from acmelike.loggers.base import LoggingData, to_python
 
 
@@ -53,12 +54,10 @@ class CSVLogger:
         with open(self.file_path, newline="") as f:
             rows = list(csv.DictReader(f))
         self._fieldnames = self._fieldnames + new_keys
-        temporary_path = self.file_path + ".tmp"
-        with open(temporary_path, "w", newline="") as f:
+        with files.open_whole(self.file_path, newline="") as f:
             writer = csv.DictWriter(f, fieldnames=self._fieldnames, restval="")
             writer.writeheader()
             writer.writerows(rows)
-        os.replace(temporary_path, self.file_path)
         self._file = open(self.file_path, "a", newline="")
         self._writer = self._make_writer()
 

@@ -28,6 +28,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from acmelike import files
 from benchmarks.common import machine_info
 from benchmarks.results_runner.suites import Suite, Task
 
@@ -376,14 +377,5 @@ def _tail(path: str) -> List[str]:
         return []
 
 
-def write_whole(path: str, text: str) -> None:
-    """Writes `text` to `path` whole or not at all (a temporary file renamed): a killed runner leaves the old file,
-    never half a record that would count as finished, nor an empty page."""
-    temporary = path + ".tmp"
-    with open(temporary, "w") as f:
-        f.write(text)
-    os.replace(temporary, path)
-
-
 def _write_json(path: str, data: Dict[str, Any]) -> None:
-    write_whole(path, json.dumps(data, indent=1))
+    files.write_json(path, data, indent=1)  # whole: a killed runner never leaves half a record that counts as finished

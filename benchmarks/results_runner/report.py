@@ -17,7 +17,8 @@ from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
-from benchmarks.results_runner.cells import REPO, cell_path, write_whole
+from acmelike import files
+from benchmarks.results_runner.cells import REPO, cell_path
 from benchmarks.results_runner.suites import Reference, Suite
 
 MIN_SEEDS_FOR_IQM = 5
@@ -95,7 +96,7 @@ def write_report(suite: Suite, out: str) -> List[str]:
         if plot_task(suite, task.name, finished, path):
             plots[task.name] = path
     page = os.path.join(out, f"{suite.name}.md")
-    write_whole(page, markdown(suite, finished, failed, plots))  # the old page stays until the new one is whole
+    files.write_text(page, markdown(suite, finished, failed, plots))  # the old page stays until the new one is whole
     return [page, *plots.values()]
 
 

@@ -38,6 +38,7 @@ from acmelike.anakin.brax import BRAX_PREFIX, check_brax_id, make_brax_environme
 from acmelike.anakin.jaxmarl import check_jaxmarl_id
 from acmelike.anakin.agent import SEEDS_AXIS, AnakinAgent, IterationOutputs
 from acmelike.checkpointing import CheckpointError, Checkpointer, check_metadata, read_json_state, read_metadata
+from acmelike import files
 from acmelike.core import Saveable
 from acmelike.learners import NonFiniteLossError
 from acmelike.loggers.plotting import plot_run_learning_curve
@@ -523,8 +524,7 @@ def write_anakin_config(config: AnakinConfig) -> None:
                  if field.name not in ("agent", "environment", "agent_config", "resume", "run_dir")})
     data.update(seeds=list(config.seeds), agent_config=dataclasses.asdict(config.resolved_agent_config))
     os.makedirs(config.run_dir, exist_ok=True)
-    with open(os.path.join(config.run_dir, CONFIG_FILE), "w") as f:
-        json.dump(data, f, indent=2)
+    files.write_json(os.path.join(config.run_dir, CONFIG_FILE), data)
     write_run_options(config.run_dir, RunOptions(launch="anakin", tensorboard=config.tensorboard,
                                                  checkpoint_every_minutes=config.checkpoint_every_minutes))
 

@@ -3,14 +3,13 @@ the summary of a run that an error ended (`failed_summary`, for every mode)."""
 
 import collections
 import errno
-import json
 import os
 import re
 import shutil
 import sys
 from typing import Any, Dict, Mapping, Optional
 
-from acmelike import core
+from acmelike import core, files
 from launch.lifecycle.run_directory import READ_ONLY_ERRNOS, latest_run_checkpoint, record_failure
 
 
@@ -133,15 +132,7 @@ def average_return(summary: Mapping[str, Any]) -> Optional[float]:
 def write_summary(run_dir: str, summary: Mapping[str, Any]) -> None:
     """`<run_dir>/summary.json`, replaced whole: a disk that fills up part way leaves the previous one (or none),
     never a truncated one."""
-    path = os.path.join(run_dir, "summary.json")
-    try:
-        with open(path + ".tmp", "w") as f:
-            json.dump(summary, f, indent=2)
-        os.replace(path + ".tmp", path)
-    except OSError:
-        if os.path.exists(path + ".tmp"):
-            os.remove(path + ".tmp")
-        raise
+    files.write_json(os.path.join(run_dir, "summary.json"), summary)
 
 
 def failed_summary(known: Mapping[str, Any], error: BaseException, run_dir: Optional[str], *,

@@ -5,6 +5,7 @@ import csv
 import os
 from typing import Any, Mapping, Optional
 
+from acmelike import files
 from acmelike.checkpointing import read_json_state
 from acmelike.loggers import CSVLogger, Dispatcher, NoOpLogger, TensorBoardLogger, TerminalLogger
 from launch.lifecycle.run_directory import latest_run_checkpoint, read_run_options
@@ -38,11 +39,10 @@ def truncate_logs(run_dir: str, sizes: Mapping[str, int], counts: Mapping[str, A
         counted = [key for key in fieldnames or () if key in counts]
         keep = next((index for index, row in enumerate(rows)
                      if any(row[key] and float(row[key]) > counts[key] for key in counted)), len(rows))
-        with open(path + ".tmp", "w", newline="") as f:
+        with files.open_whole(path, newline="") as f:
             writer = csv.DictWriter(f, fieldnames=fieldnames)
             writer.writeheader()
             writer.writerows(rows[:keep])
-        os.replace(path + ".tmp", path)
 
 
 def run_logger(run_dir: Optional[str], label: str, step_key: Optional[str] = None, *, append: bool = False,

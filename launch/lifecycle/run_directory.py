@@ -19,6 +19,7 @@ import sys
 import traceback
 from typing import Any, Dict, Optional
 
+from acmelike import files
 from acmelike.checkpointing import (
     CheckpointError,
     check_metadata,
@@ -249,8 +250,7 @@ def check_run_directory(config, options: RunOptions) -> None:
 def write_run_options(run_dir: str, options: RunOptions) -> None:
     """`<run_dir>/run_options.json`: read by `--resume`, and by a distributed program's nodes (`node_logger`)."""
     os.makedirs(run_dir, exist_ok=True)
-    with open(os.path.join(run_dir, RUN_OPTIONS), "w") as f:
-        json.dump(dataclasses.asdict(dataclasses.replace(options, resume=False)), f, indent=2)
+    files.write_json(os.path.join(run_dir, RUN_OPTIONS), dataclasses.asdict(dataclasses.replace(options, resume=False)))
 
 
 def read_run_options(run_dir: str) -> RunOptions:
@@ -305,8 +305,7 @@ def write_config(config) -> None:
             data["agent_reference"] = config.agent_reference
     data["agent_config"] = config.agent_config_dict()
     os.makedirs(config.run_dir, exist_ok=True)
-    with open(os.path.join(config.run_dir, CONFIG_FILE), "w") as f:
-        json.dump(data, f, indent=2)
+    files.write_json(os.path.join(config.run_dir, CONFIG_FILE), data)
 
 
 RESUMED_FILE = "resumed.json"  # what a resumed run restored, for people and tests
@@ -318,8 +317,7 @@ def record_resume(run_dir: str, label: str, resumed: Dict[str, Any], learner_sta
     it is None: e.g. independent learners, one state per policy)."""
     steps = {} if learner_state_steps is None else {"learner_state_steps": learner_state_steps}
     record = dict(resumed, **steps)
-    with open(os.path.join(run_dir, RESUMED_FILE), "w") as f:
-        json.dump(record, f, indent=2)
+    files.write_json(os.path.join(run_dir, RESUMED_FILE), record)
     print(f"[{label}] resumed: {json.dumps(record)}", flush=True)
 
 

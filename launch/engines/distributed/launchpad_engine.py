@@ -14,7 +14,6 @@ the program at the actor-step budget); every other node is a CourierNode.
 import concurrent.futures
 import ctypes
 import dataclasses
-import json
 import os
 import signal
 import subprocess
@@ -22,7 +21,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, Optional, Tuple
 
-from acmelike import placement
+from acmelike import files, placement
 from launch.engines.bind_address import DEFAULT, EVERY_INTERFACE, listen_on, resolve
 from launch.engines.distributed import nodes, supervisor
 from launch.engines.distributed.graph import REPLAY, RESTARTABLE_GROUPS, Ref, experiment_graph
@@ -181,8 +180,8 @@ def _supervise(program, manager, stop: StopRequests, run_dir: str, period_s: flo
     logs: Dict[str, str] = {}  # node -> its output file
 
     def write_processes():  # which process is which node, for people (and tests) who signal one
-        with open(os.path.join(run_dir, PROCESSES_FILE), "w") as f:
-            json.dump({name: process.pid for name, process in processes.items()}, f, indent=1)
+        files.write_json(os.path.join(run_dir, PROCESSES_FILE),
+                         {name: process.pid for name, process in processes.items()}, indent=1)
 
     processes.update(_node_processes(program, manager, lambda: stop.requested or manager.stop_event().is_set(),
                                      write_processes, logs))

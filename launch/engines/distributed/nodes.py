@@ -9,7 +9,6 @@ The bodies name no engine (`launch.engines.distributed.runtime`). Every `run()` 
 
 import concurrent.futures
 import contextlib
-import json
 import os
 import threading
 import time
@@ -18,7 +17,7 @@ from typing import Dict, Optional
 import jax
 import numpy as np
 
-from acmelike import core, placement
+from acmelike import core, files, placement
 from acmelike.counting import Counter
 from acmelike.placement import PlacedVariableSource
 from acmelike.replay.remote import ReplayClosed
@@ -147,10 +146,7 @@ def end_program(run_dir: Optional[str], node: str, reason: str, learner=None) ->
     if learner is not None:
         learner.checkpoint()
     if run_dir:
-        path = os.path.join(run_dir, ENDED_FILE)
-        with open(path + ".tmp", "w") as f:
-            json.dump({"node": node, "reason": reason, "time": time.time()}, f)
-        os.replace(path + ".tmp", path)
+        files.write_json(os.path.join(run_dir, ENDED_FILE), {"node": node, "reason": reason, "time": time.time()})
     runtime.stop_program()
 
 
@@ -311,10 +307,8 @@ class StepsLimiter(core.Worker):
 
     def _write_progress(self, counts: Dict, done: bool) -> None:
         if self._run_dir:
-            path = os.path.join(self._run_dir, "progress.json")
-            with open(path + ".tmp", "w") as f:
-                json.dump({**counts, "done": done, "time": time.time()}, f)
-            os.replace(path + ".tmp", path)  # readers never see a half-written file
+            files.write_json(os.path.join(self._run_dir, "progress.json"),
+                             {**counts, "done": done, "time": time.time()})
 
     def run(self) -> None:
         stop = runtime.stop_event()
