@@ -28,12 +28,12 @@ A learner that resumes from its latest checkpoint can join `RESTARTABLE_GROUPS` 
 
 import dataclasses
 import ipaddress
-import json
 import logging
 import os
 import secrets
 import shutil
 import socket
+import sys
 import tempfile
 import threading
 import time
@@ -42,7 +42,7 @@ import warnings
 from importlib.metadata import version as installed_version
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
-from acmelike import placement
+from acmelike import files, placement
 from acmelike.replay.remote import RemoteReplay
 from launch.engines.bind_address import listen_on
 from launch.engines.distributed import runtime, supervisor
@@ -417,10 +417,24 @@ def _start_ray(options: RayOptions, run_dir: str, bind_address: Optional[str]) -
         )
     # This run's own resources, so that a placement asked for on the command line also schedules on one machine.
     wanted = {name for needs in options.resources.values() for name in needs}
-    with warnings.catch_warnings():
-        # Ray starts its daemons with fork+exec from this (JAX-threaded) process; nothing runs between the two.
-        warnings.filterwarnings("ignore", message=r"os\.fork\(\) was called", category=RuntimeWarning)
-        _init_local(temp_dir, wanted, common, host)
+    try:
+        with warnings.catch_warnings():
+            # Ray starts its daemons with fork+exec from this (JAX-threaded) process; nothing runs between the two.
+            warnings.filterwarnings("ignore", message=r"os\.fork\(\) was called", category=RuntimeWarning)
+            _init_local(temp_dir, wanted, common, host)
+    except Exception as error:
+        # Ray's own message ("The current node timed out during startup...") names no file; its daemons' logs say
+        # why (a raylet that crashed, agents that started too slowly on a loaded machine), so they are kept with
+        # the run and named.
+        ray = sys.modules.get("ray")  # imported by `_init_local` unless it failed before that
+        if ray is not None:
+            ray.shutdown()
+        if fallback:
+            _keep_temp_dir(temp_dir, run_dir)
+        logs = os.path.join(run_dir, TEMP_DIR, "session_latest", "logs")
+        raise RuntimeError(f"Ray did not start on this machine: {error} Its daemons' logs are in {logs} "
+                           f"(raylet.out, gcs_server.out). On a loaded machine, start the run again when fewer "
+                           f"processes compete for its cores.") from error
     return temp_dir, fallback
 
 
@@ -480,10 +494,20 @@ def _init_local(temp_dir: str, wanted, common, host: str) -> None:
 
 
 def _keep_temp_dir(temp_dir: str, run_dir: str) -> None:
-    """Moves a fallback temp dir (Ray's logs) into the run directory, leaving its sockets behind."""
-    shutil.copytree(temp_dir, os.path.join(run_dir, TEMP_DIR), ignore=shutil.ignore_patterns("sockets"), symlinks=True,
-                    dirs_exist_ok=True)
+    """Moves a fallback temp dir (Ray's logs) into the run directory, leaving its sockets behind.
+
+    Ray's `session_latest` is an absolute link into `temp_dir`; the copy's points at the copied session instead
+    (relatively, so the run directory can move), and replaces an earlier run's (a resumed run's second session)."""
+    kept = os.path.join(run_dir, TEMP_DIR)
+    latest = os.path.join(kept, "session_latest")
+    if os.path.islink(latest):
+        os.remove(latest)
+    shutil.copytree(temp_dir, kept, ignore=shutil.ignore_patterns("sockets"), symlinks=True, dirs_exist_ok=True)
     shutil.rmtree(temp_dir, ignore_errors=True)
+    if os.path.islink(latest):
+        session = os.path.basename(os.readlink(latest))
+        os.remove(latest)
+        os.symlink(session, latest)
 
 
 def run_ray_program(
@@ -544,7 +568,4 @@ def run_ray_program(
 
 
 def _write_placements(run_dir: str, starts) -> None:
-    path = os.path.join(run_dir, PLACEMENT_FILE)
-    with open(path + ".tmp", "w") as f:
-        json.dump(placements(starts), f, indent=1)
-    os.replace(path + ".tmp", path)
+    files.write_json(os.path.join(run_dir, PLACEMENT_FILE), placements(starts), indent=1)
