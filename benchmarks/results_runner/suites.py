@@ -499,21 +499,23 @@ DMC = Suite(
         "seeds 1 and 2 settle at greedy 657.2 and 709.1, each within a few points over its 10 episodes, while seed "
         "0 reaches 842.0. The remaining differences from pytorch_sac ([1024, 1024] networks, batch 1,024, a target "
         "update every second step) are untested on this CPU.",
-        "TD3 (seed 0 from commit 1e02bf4, seeds 1 and 2 retrained from a clean clone at 47fe8e9, 2026-11-29; no "
-        "published figure to compare): greedy 626.7 ± 127.6 on cartpole-swingup, 731.8 ± 119.3 on walker-walk and "
-        "99.2 ± 1.6 on cheetah-run, where SAC reaches 255.0. The retrained seeds reproduced their earlier records "
-        "(from a tree that had rewritten this page) to every digit: final, best and greedy returns.",
-        "Finding, TD3 on cheetah-run (investigated 2026-11-30): it stalls, then learns late. Seed 1's average "
-        "return stays between 2 and 9 for 60k steps and climbs to 105 at 100k, still rising; at 50k seed 0 is at "
-        "31 and seed 2 at 92, where SAC's seeds are at 57-200 and D4PG's, with 5-step returns, at 124-197. "
-        "TD3's 1-step returns are what holds it back: seed 1's command with `--config n_step=3` (DrQ-v2's DDPG "
-        "on the Control Suite uses 3-step returns: facebookresearch/drqv2, cfgs/config.yaml) returned 153.2 in "
-        "the first episode after learning began (at 6k steps), averaged 175.0 over episodes 11-20 (the cell: "
-        "6.4 at 20k) and 197.9 at 39k (the cell: 6.0 at 38k), where the probe was stopped (commit bdf2431, a "
-        "scratch run directory). More exploration helps less: with noise 0.2 instead of 0.1, 5.5 at 20k and "
-        "34.1 at 50k (the cell: 2.9). One seed only, so the preset keeps TD3's own 1-step returns until its rows "
-        "are retrained with 3. Its greedy cheetah policies act at a bound most of the time (seeds 1 and 2: 77% "
-        "and 82% of action components beyond 0.99 over one episode); the stall does not need that to explain it.",
+        "TD3 (no published figure to compare) takes 3-step returns on cartpole-swingup and cheetah-run (9 cells "
+        "retrained from a clean clone at 3803c4f, 2026-11-30) and TD3's own 1-step returns on walker-walk (seed 0 "
+        "from commit 1e02bf4, seeds 1 and 2 from 47fe8e9, the same TD3 code): greedy 810.6 ± 43.1 on "
+        "cartpole-swingup, 731.8 ± 119.3 on walker-walk and 237.5 ± 85.2 on cheetah-run.",
+        "Finding, TD3's n-step returns (investigated 2026-11-30): with 1-step returns TD3 stalls on cheetah-run. "
+        "Seed 1's average return stayed between 2 and 9 for 60k steps and climbed to 105 at 100k; its three seeds "
+        "ended at greedy 99.2 ± 1.6, where SAC reaches 255.0. 3-step returns (DrQ-v2's DDPG on the Control Suite "
+        "uses them: facebookresearch/drqv2, cfgs/config.yaml) end the stall on two seeds of three: greedy 304.8, "
+        "290.4 and 117.2 (1-step: 98.5, 101.4, 97.7); seed 2 still stalls (an average of 17-51 until 60k, then "
+        "107 at 100k). On cartpole-swingup they help too: 750.4, 849.2, 832.3 (1-step: 624.9, 783.9, 471.4). On "
+        "walker-walk they hurt: greedy 298.9, 473.0 and 226.4, 332.8 ± 103.5 against 1-step's 619.1, 896.8 and "
+        "679.5; the 3-step seeds lead until 20k-30k steps (107-133 at 20k against 58-117) and then climb slowly "
+        "(seed 1: 416 at 70k against 579). Same commit, same seeds; only n_step differs (the preset between 47fe8e9 "
+        "and 3803c4f changed nothing else TD3 reads). So the preset chooses per task, from these same seeds: 3 for "
+        "cartpole-swingup and cheetah-run (and tasks it does not name), 1 for walker-walk; held-out seeds would "
+        "test that choice. More exploration helps less on cheetah-run: seed 1 with noise 0.2 and 1-step returns "
+        "averaged 34.1 at 50k (noise 0.1: 2.9).",
         "D4PG (3 seeds; seed 0 from commit 3179f13, seeds 1 and 2 from 47fe8e9, the same agent code; no published "
         "figure to compare): greedy 853.0 ± 31.8 on cartpole-swingup, 488.0 ± 147.0 on walker-walk and 283.2 ± "
         "83.0 on cheetah-run, above SAC's 255.0 there. D4PG runs with Acme's dQ/da clip at norm 1, its default "
@@ -526,15 +528,12 @@ DMC = Suite(
         "settles at greedy 490.7 (seeds 0 and 2: 855.4 and 861.1), as two of SAC's seeds settle below their "
         "third there. 20 sampled actions per state make MPO the slowest of the four: 2,290-2,772 s of CPU a "
         "cell.",
-        "Wall time per cell: SAC 824-1,083 s (659-824 s CPU), two cells at a time; TD3 491-721 s (509-737 s CPU), "
-        "one or two at a time (676-1,071 s wall for the retrained cells, two or three processes on the 2 cores); D4PG "
-        "899-1,460 s (676-812 s CPU) and MPO 2,544-4,730 s (2,290-2,772 s CPU), two or three at a time beside other "
-        "work. The suite runs with "
-        "`python -m benchmarks.results_runner --suite dmc` (the dmc and "
-        "results extras)."
+        "Wall time per cell: SAC 824-1,083 s (659-824 s CPU), two cells at a time; TD3 560-1,083 s (704-754 s "
+        "CPU), two at a time beside other work; D4PG 899-1,460 s (676-812 s CPU) and MPO 2,544-4,730 s "
+        "(2,290-2,772 s CPU), two or three at a time beside other work. The suite runs with `python -m "
+        "benchmarks.results_runner --suite dmc` (the dmc and results extras)."
     ),
 )
-
 
 
 def _with_anakin_twins(agents: Sequence[str]) -> Tuple[str, ...]:
