@@ -3,7 +3,7 @@
 Actions enter and leave these networks in [-1, 1]^A (see `acmelike.actors.continuous.to_bounds`/`to_unit`).
 """
 
-from typing import Callable, Sequence, Tuple
+from typing import Callable, Optional, Sequence, Tuple
 
 import flax.linen as nn
 import jax
@@ -14,15 +14,24 @@ from acmelike.networks.mlp import MLP
 from acmelike.specs import ActionBounds, EnvironmentSpec, continuous_action_bounds, flat_observation_size
 
 
+# Acme's NearZeroInitializedLinear: a policy whose last layer starts here acts near 0, where tanh is linear, so the
+# critic's dQ/da reaches it undamped from the first update.
+NEAR_ZERO = nn.initializers.variance_scaling(1e-4, "fan_in", "truncated_normal")
+
+
 class DeterministicPolicy(nn.Module):
-    """mu(s) = tanh(MLP(s)): `[B, ...]` observations -> `[B, A]` actions in [-1, 1] (TD3, D4PG)."""
+    """mu(s) = tanh(MLP(s)): `[B, ...]` observations -> `[B, A]` actions in [-1, 1] (TD3, D4PG).
+
+    `final_kernel_init` initialises the last layer (None: as the others, LeCun normal; `NEAR_ZERO`: Acme's D4PG)."""
 
     hidden_sizes: Sequence[int]
     action_size: int
+    final_kernel_init: Optional[Callable] = None
 
     @nn.compact
     def __call__(self, observations: jax.Array) -> jax.Array:
-        return jnp.tanh(MLP(tuple(self.hidden_sizes) + (self.action_size,))(observations))
+        mlp = MLP(tuple(self.hidden_sizes) + (self.action_size,), final_kernel_init=self.final_kernel_init)
+        return jnp.tanh(mlp(observations))
 
 
 class GaussianPolicy(nn.Module):
