@@ -284,7 +284,8 @@ MUJOCO = Suite(
         "figure there is no verdict; beside our own TD3 under Tianshou's recipe (3,661.2, 560.6, 295.4) D4PG is "
         "ahead on the two tasks that terminate and far behind on HalfCheetah, whose 1,000-step episodes never end "
         "early. Not investigated: the preset notes Acme's learning rate (1e-4) and exploration noise (0.3) as the "
-        "first differences to try.",
+        "first differences to try. These cells predate two of D4PG's defaults: the dQ/da clip (3179f13; their "
+        "records say dqda_clipping 0.0) and the policy's near-zero last layer (16a033f; the jax suite's notes).",
         "D4PG and MPO have no published 100k-step MuJoCo figure. MPO runs beside SAC (issue 24) on SAC's footing "
         "with its own Pendulum-tuned settings: seed 0 on HalfCheetah-v5 ends at 1,794.1 (deterministic 1,936.5), "
         "far below SAC; agents/mpo/README.md says what differs from Acme's MPO.",
@@ -521,7 +522,9 @@ DMC = Suite(
         "83.0 on cheetah-run, above SAC's 255.0 there. D4PG runs with Acme's dQ/da clip at norm 1, its default "
         "since 3179f13. Its walkers act at a bound most of the time (82%, 75% and 65% of action components beyond "
         "0.99 over one greedy episode for seeds 0, 1 and 2, which return 690.0, 429.7 and 344.4 greedy) and still "
-        "walk; on Pendulum such saturation is how D4PG's failing seeds fail (the jax suite's notes).",
+        "walk; on Pendulum such saturation is how D4PG's failing seeds fail (the jax suite's notes). These cells "
+        "predate D4PG's near-zero initialisation of the policy's last layer (its default since 16a033f), which "
+        "made such failures rarer on Pendulum; they are not retrained yet.",
         "MPO (3 seeds; seed 0 from commit 3179f13, walker-walk's seed 1 from 47fe8e9, the other five from a clean "
         "clone at bdf2431, the same MPO code; no published figure to compare): greedy 735.7 ± 173.3 on "
         "cartpole-swingup, 554.0 ± 157.5 on walker-walk and 189.7 ± 2.8 on cheetah-run. Cartpole-swingup's seed 1 "
@@ -616,9 +619,9 @@ JAX = Suite(
         "retrained (commit 3179f13) when D4PG took Acme's dQ/da clip at norm 1 as its default, and the clip is not "
         "the cure: unclipped, seeds 2 and 6 of 0-9 fail in one process (-1,504.3, -1,404.2); clipped, seeds 5 and 7 "
         "(-992.8, -1,263.2), the other eight -221.4 ± 52.7. Fully jitted and clipped, seeds 5 and 9 of 0-9 fail "
-        "(-699.9, -986.7; seeds 5-9 in a scratch run directory), the other eight -171.8 ± 39.2. This page's seeds "
-        "0-4 happen to hold no failure in either form, so its **disagree** (-213.6 ± 35.6 against -165.1 ± 31.7) "
-        "compares working seeds: the fully jitted form ends about 50 higher, as SAC's and MPO's do here. TD3 shares "
+        "(-699.9, -986.7; seeds 5-9 in a scratch run directory), the other eight -171.8 ± 39.2. At 3179f13 this "
+        "page's seeds 0-4 held no failure in either form and its rows disagreed (-213.6 ± 35.6 against -165.1 ± "
+        "31.7): the fully jitted form ended about 50 higher, as SAC's and MPO's do here. TD3 shares "
         "the tanh policy (its fully jitted seed 2 reached -98.3 and ended at -456.8). Acme's policy network is not "
         "the cure either: with its torso (Linear, LayerNorm, tanh, then ELU; the last layer initialised near zero; "
         "a probe, not adopted) 1 of 10 seeds fails in each form (one process seed 0, -1,095.0, its policy at +1 in "
@@ -631,8 +634,17 @@ JAX = Suite(
         "-1,325.4, the others -169.7 ± 42.6): 6 of their 30 seeds fail. The failing seeds differ from the "
         "3179f13 runs above because commit e23d3e7 (batches drawn before the scan) changed D4PG's rounding: "
         "the batches are the same (the first learner row's critic loss agrees to 7 digits), the sums differ in "
-        "their last digits, and from there the runs part. A seed's run does not depend on the seeds beside it: "
-        "seeds 5-9 in a call of their own repeat the 0-9 call's numbers to every digit. Not done: a cure, and the "
+        "their last digits, and from there the runs part. Seeds 5-9 in a call of their own repeat the 0-9 call's "
+        "numbers to every digit; a 60-seed call does not (below).",
+        "What helps (2026-11-30): the policy's last layer initialised near zero (Acme's NearZeroInitializedLinear, "
+        "variance scaling 1e-4), D4PG's default since commit 16a033f, where this page's D4PG rows were retrained: "
+        "they agree now (-193.0 ± 48.3 against -157.7 ± 46.3). Fully jitted, seeds 0-59 in one call at 16a033f: 2 "
+        "of 60 end below -250 (seeds 11 and 40: -728.5 and -1,439.5), the others -160.4 ± 33.1. With LeCun's "
+        "init (the same code otherwise; seeds 0-9 at bdf2431, 10-19 and 20-59 at 3803c4f, three calls): 12 of 60 "
+        "end below -250, 7 of them below -400 (seeds 9, 19, 36, 37, 39, 45, 57), the others -174.1 ± 33.5. It "
+        "makes failure rarer, not impossible, and Acme's whole torso (above) failed 1 seed in 10 in each form. A "
+        "call's width changes a seed's run: seeds 0-4 end at -125.0, -130.2, -192.0, -180.9 and -138.8 in the "
+        "60-seed call, at -123.8, -106.5, -235.9, -180.8 and -141.3 in this page's 5-seed call. Not done: the "
         "Anakin learning test (tests/engines/test_anakin_off_policy.py) still uses seed 0 only.",
         "MinAtar Breakout: gymnax's Breakout-MinAtar re-implements the MinAtar package's game (the minatar suite's "
         "notes). The budget, 100k steps, is what the 2-core VM allows for MuZero's two rows: in one process MuZero "
