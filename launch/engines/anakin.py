@@ -32,13 +32,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from acmelike import files
 from acmelike.anakin import (GYMNAX_PREFIX, JAXMARL_PREFIX, JaxEnvironment, make_gymnax_environment,
                              make_jaxmarl_environment)
 from acmelike.anakin.brax import BRAX_PREFIX, check_brax_id, make_brax_environment
 from acmelike.anakin.jaxmarl import check_jaxmarl_id
 from acmelike.anakin.agent import SEEDS_AXIS, AnakinAgent, IterationOutputs
 from acmelike.checkpointing import CheckpointError, Checkpointer, check_metadata, read_json_state, read_metadata
-from acmelike import files
 from acmelike.core import Saveable
 from acmelike.learners import NonFiniteLossError
 from acmelike.loggers.plotting import plot_run_learning_curve
