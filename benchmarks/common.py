@@ -6,16 +6,18 @@ JAX compile-time meter, and the result row every benchmark contributes to `resul
     {"benchmark", "ours", "baseline", "unit", "ratio", "goal", "met"}
 
 `ratio` is ours / baseline. For rates the goal reads `ratio >= goal`; for times (`lower_is_better`) it
-reads `ratio <= goal`. This module imports only the standard library, so the SBX runner (another venv) can use it too.
+reads `ratio <= goal`. This module imports only the standard library and `acmelike.files` (standard library
+only), so the SBX runner (another venv) can use it too.
 """
 
 import datetime
-import json
 import os
 import platform
 import statistics
 import time
 from typing import Any, Callable, Dict, List, Optional
+
+from acmelike import files
 
 RESULTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 
@@ -194,8 +196,7 @@ def finish(payload: Dict[str, Any]) -> Dict[str, Any]:
 def write_json(name: str, payload: Dict[str, Any], results_dir: str = RESULTS_DIR) -> str:
     os.makedirs(results_dir, exist_ok=True)
     path = os.path.join(results_dir, f"{name}.json")
-    with open(path, "w") as f:
-        json.dump(payload, f, indent=2)
+    files.write_json(path, payload)
     return path
 
 

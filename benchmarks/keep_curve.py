@@ -14,7 +14,6 @@ curve beside a suite's cells (`StoredCurve` in `benchmarks/results_runner/suites
 
 import argparse
 import csv
-import json
 import os
 import shutil
 import sys
@@ -22,6 +21,7 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from acmelike import files
 from benchmarks.results_runner.cells import greedy_evaluation, read_episodes
 
 COPIED = ("config.json", "summary.json", "learning_curve.png", "evaluator.csv")
@@ -46,7 +46,7 @@ def keep_curve(run_dir: str, out: str, every: int = 25_000, window: int = 100) -
     steps, returns = read_episodes(actor_csv)
     os.makedirs(out, exist_ok=True)
     written = [os.path.join(out, "training.csv")]
-    with open(written[0], "w", newline="") as f:
+    with files.open_whole(written[0], newline="") as f:
         writer = csv.writer(f)
         writer.writerow(["actor_steps", f"mean_return_last_{window}_episodes", "episodes"])
         writer.writerows(curve_points(steps, returns, every, window))
@@ -70,8 +70,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.evaluate:
         evaluation = greedy_evaluation(args.run_dir, args.evaluate)
         path = os.path.join(args.out, "evaluation.json")
-        with open(path, "w") as f:
-            json.dump(evaluation, f, indent=2)
+        files.write_json(path, evaluation)
         print(f"{path}: mean return {evaluation['mean_return']} over {args.evaluate} episodes")
     return 0
 

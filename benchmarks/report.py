@@ -14,6 +14,7 @@ from typing import Dict, List
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from acmelike import files  # noqa: E402
 from benchmarks.common import RESULTS_DIR  # noqa: E402
 
 ORDER = [
@@ -148,8 +149,7 @@ def _wrap(text: str, width: int = 24) -> str:
 def write_report(results_dir: str = RESULTS_DIR, names: List[str] = ORDER) -> str:
     payloads = load(results_dir, names)
     path = os.path.join(results_dir, "summary.md")
-    with open(path, "w") as f:
-        f.write(markdown(payloads))
+    files.write_text(path, markdown(payloads))
     for payload in payloads:
         plot(payload, results_dir)
     return path

@@ -50,6 +50,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from acmelike import files  # noqa: E402
 from acmelike.xla_threads import use_single_threaded  # noqa: E402
 from benchmarks.common import CompileMeter, finish, header, print_rows, result_row, write_json  # noqa: E402
 from benchmarks.sbx_time_to_solve import TASKS  # noqa: E402
@@ -272,8 +273,7 @@ def main(argv=None):
         for run in payload["runs"]:
             runs[(run["library"], run["agent"])].append(run)
         payload["rows"], payload["summaries"] = make_rows(runs, agents, len(payload["seeds"]), payload["sbx_problem"])
-        with open(args.rows_from, "w") as f:
-            json.dump(payload, f, indent=2)
+        files.write_json(args.rows_from, payload)
         print_rows(payload["rows"])
         return
 
