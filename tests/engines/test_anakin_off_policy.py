@@ -182,8 +182,7 @@ PENDULUM_THRESHOLD = -250.0
 
 
 # D4PG (10k steps, 32 s on the loaded 2-core VM) and MPO (16k, 50 s) learn too; CI's time goes to SAC and TD3.
-@pytest.mark.parametrize("agent", ["sac", "td3", pytest.param("d4pg", marks=long_test),
-                                   pytest.param("mpo", marks=long_test)])
+@pytest.mark.parametrize("agent", ["sac", "td3", pytest.param("mpo", marks=long_test)])
 def test_continuous_agents_learn_pendulum_fully_jitted(agent):
     summary = run_anakin(AnakinConfig(
         agent=agent, environment=PENDULUM, max_num_actor_steps=32 * 128 * 8, seeds=(0,),  # whole calls: no skip branch
@@ -191,3 +190,15 @@ def test_continuous_agents_learn_pendulum_fully_jitted(agent):
         iterations_per_call=128, progress_period_s=0,
     ))
     assert summary["average_return_last_20"] >= PENDULUM_THRESHOLD, summary
+
+
+# D4PG's tanh policy can stick at its bounds (about 1 seed in 30 with its near-zero last layer; the jax suite's
+# notes), so one seed says little: three seeds in one vmapped call, and every one must reach the threshold.
+@long_test
+def test_d4pg_learns_pendulum_fully_jitted_on_every_seed_of_a_sweep():
+    summary = run_anakin(AnakinConfig(
+        agent="d4pg", environment=PENDULUM, max_num_actor_steps=32 * 128 * 8, seeds=(0, 1, 2),
+        agent_config=make_agent_config("d4pg", FAST), stop_at_average_return=PENDULUM_THRESHOLD,
+        iterations_per_call=128, progress_period_s=0,
+    ))
+    assert [seed["average_return_last_20"] >= PENDULUM_THRESHOLD for seed in summary["seeds"]] == [True] * 3, summary
