@@ -35,6 +35,10 @@ MULTIAGENT_JAX = ['jaxmarl; python_version >= "3.11"']
 # Python >= 3.11, so today's stack only; it brings mujoco-mjx at the pinned mujoco's version. About 4 s and 10 MB
 # into a venv that has the test extra (2026-11-29), so the tests install it.
 BRAX = ['brax; python_version >= "3.11"']
+# MuJoCo Playground's Control Suite tasks in MJX for the continuous agents' --launch anakin (--env playground/<task>):
+# Python >= 3.11, so today's stack only. Beside the brax extra it adds mediapy and warp-lang (MuJoCo Warp's
+# compiler, a 150 MB wheel that Playground requires; the adapter runs MJX's JAX physics and never calls it).
+PLAYGROUND = ['playground; python_version >= "3.11"']
 # --launch ray on today's stack (its replay node serves the local tables), which the tests run programs on; the
 # classic stack's Ray comes with FULL.
 RAY_TODAY = ['ray; python_version >= "3.11"']
@@ -44,7 +48,7 @@ RAY_TODAY = ['ray; python_version >= "3.11"']
 CUDA = ['jax[cuda12]; python_version >= "3.11"']
 # pytest-xdist: `make test` runs on every core (tests/conftest.py shares one compilation cache between workers).
 TEST = (["pytest", "pytest-xdist", "psutil", "hypothesis"] + ANAKIN + OFFLINE + TENSORBOARD + RENDER + MINATAR
-        + MULTIAGENT + MULTIAGENT_JAX + DMC + RAY_TODAY + BRAX)
+        + MULTIAGENT + MULTIAGENT_JAX + DMC + RAY_TODAY + BRAX + PLAYGROUND)
 # Running notebooks/ (`make notebook`; `make test` runs them on a short budget).
 NOTEBOOK = ["jupyter", "ipykernel"]
 # The documentation site (`make docs`): mkdocs-material, and mkdocstrings reading docstrings by static analysis
@@ -78,5 +82,6 @@ setup(
         "ray": RAY,
         "multiagent": MULTIAGENT + MULTIAGENT_JAX,
         "brax": BRAX,
+        "playground": PLAYGROUND,
     },
 )

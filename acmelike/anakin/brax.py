@@ -18,7 +18,7 @@ matching the pinned mujoco); without it `make_brax_environment` raises ValueErro
 """
 
 import warnings
-from typing import Any, NamedTuple
+from typing import Any, Iterable, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -50,11 +50,16 @@ def check_brax_id(name: str) -> str:
             f"Environment {name!r} needs brax, which is not installed: pip install -e '.[brax]' "
             "(today's stack, Python >= 3.11)."
         ) from error
-    short = name[len(BRAX_PREFIX):] if name.startswith(BRAX_PREFIX) else name
-    tasks = sorted(envs._envs)  # brax's registry (`register_environment` adds to it); it has no public listing
+    # brax's registry (`register_environment` adds to it); it has no public listing.
+    return task_of(name, BRAX_PREFIX, envs._envs, "brax task")
+
+
+def task_of(name: str, prefix: str, tasks: Iterable[str], kind: str, note: str = "") -> str:
+    """The task `name` names, with or without `prefix`; ValueError listing `tasks` (and `note`) if it is none."""
+    short = name[len(prefix):] if name.startswith(prefix) else name
     if short not in tasks:
-        raise ValueError(f"Unknown brax task {short!r}. Choose one of: "
-                         + ", ".join(BRAX_PREFIX + task for task in tasks))
+        raise ValueError(f"Unknown {kind} {short!r}. Choose one of: "
+                         + ", ".join(prefix + task for task in sorted(tasks)) + note)
     return short
 
 
@@ -71,6 +76,17 @@ def make_brax_environment(name: str, episode_length: int = BRAX_EPISODE_LENGTH) 
         # tasks and their pipelines are what this adapter runs, on purpose.
         warnings.filterwarnings("ignore", message="Brax System, piplines and environments", category=UserWarning)
         env = envs.get_environment(short)
+    return from_brax_env(env, BRAX_PREFIX + short, episode_length)
+
+
+def from_brax_env(env: Any, name: str, episode_length: int) -> JaxEnvironment:
+    """A `JaxEnvironment` named `name` stepping `env`, an object with Brax's `Env` interface (`reset(key)`,
+    `step(state, action)`, an int `observation_size` and `action_size`, a state with `obs`, `reward`, `done`):
+    brax's tasks, and MuJoCo Playground's `MjxEnv` (`acmelike.anakin.playground`). Its episodes end at `env`'s
+    `done` (discount 0) or after `episode_length` steps (discount 1)."""
+    if not isinstance(env.observation_size, int):
+        raise ValueError(f"{name}'s observations are {env.observation_size}, not one vector: the fully jitted "
+                         "continuous agents take one vector of state features.")
 
     def canonical(state):
         # Some tasks return Python floats (inverted_pendulum's reward 1.0): fix every leaf's dtype to reset's, so
@@ -82,7 +98,7 @@ def make_brax_environment(name: str, episode_length: int = BRAX_EPISODE_LENGTH) 
         return BraxState(state, jnp.zeros((), jnp.int32)), state.obs.astype(jnp.float32)
 
     def step(key, state, action):
-        del key  # brax's dynamics are deterministic
+        del key  # the dynamics are deterministic; a task that randomises keeps its own key in its state
         inner = canonical(env.step(state.state, action))
         steps = state.steps + 1
         terminated = inner.done > 0.5
@@ -101,4 +117,4 @@ def make_brax_environment(name: str, episode_length: int = BRAX_EPISODE_LENGTH) 
         rewards=specs.Array(shape=(), dtype=np.float32, name="reward"),
         discounts=specs.BoundedArray(shape=(), dtype=np.float32, minimum=0.0, maximum=1.0, name="discount"),
     )
-    return JaxEnvironment(name=BRAX_PREFIX + short, spec=spec, reset=reset, step=step)
+    return JaxEnvironment(name=name, spec=spec, reset=reset, step=step)

@@ -70,9 +70,9 @@ class RunFlags(Options):
       agent: the agent to train, by its name in the registry (docs/agents.md lists them; a wrong name is answered
         with the list)
       env: a gymnasium environment id, e.g. CartPole-v1; dm_control/<domain>-<task> for the DeepMind Control Suite,
-        e.g. dm_control/walker-walk; mpe/<name> for multi-agent agents (anakin: gymnax/<id>, brax/<task> for
-        continuous agents, or jaxmarl/<id> for multi-agent agents). A module:Env-v0 id makes gymnasium import the
-        module, so it is taken only as typed here, never read back from a run directory
+        e.g. dm_control/walker-walk; mpe/<name> for multi-agent agents (anakin: gymnax/<id>, brax/<task> or
+        playground/<task> for continuous agents, or jaxmarl/<id> for multi-agent agents). A module:Env-v0 id
+        makes gymnasium import the module, so it is taken only as typed here, never read back from a run directory
       steps: environment steps to train for (offline: learner steps)
       seed: 0 to 2**32 - 1 (JAX's PRNGKey keeps 32 bits of a seed)
       run_dir: where config.json, CSV logs, learning_curve.png, checkpoints and summary.json go; a non-empty one
@@ -330,7 +330,8 @@ class Ray(Evaluation, Preset, EnvironmentBatch, Servers, ReplayChoice, ActorNode
 
 @dataclasses.dataclass(frozen=True)
 class Anakin(Preset, SeedSweep):
-    """Fully jitted, for gymnax/<id> (jaxmarl/<id>, brax/<task>) environments (launch/engines/anakin.py)."""
+    """Fully jitted, for gymnax/<id> (jaxmarl/<id>, brax/<task>, playground/<task>) environments
+    (launch/engines/anakin.py)."""
 
     name: ClassVar[str] = "anakin"
     source: ClassVar[str] = "--launch anakin"

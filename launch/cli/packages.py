@@ -71,10 +71,12 @@ MINATAR = Requirement("minatar", "MinAtar", _extra("minatar"))
 MUJOCO = Requirement("mujoco", "mujoco", _extra("mujoco"))
 DM_CONTROL = Requirement("dm_control", "dm-control", _extra("dmc"))
 BRAX = Requirement("brax", "brax", "which is not installed (today's stack, Python 3.11+): pip install -e '.[brax]'")
+PLAYGROUND = Requirement("mujoco_playground", "playground (MuJoCo Playground)",
+                         "which is not installed (today's stack, Python 3.11+): pip install -e '.[playground]'")
 
 # Environment id prefixes and the package behind them (gymnasium's own MuJoCo tasks are found by entry point).
 _ENVIRONMENT_FAMILIES = (("mpe/", PETTINGZOO), ("MinAtar/", MINATAR), ("gymnax/", GYMNAX), ("jaxmarl/", JAXMARL),
-                         ("dm_control/", DM_CONTROL), ("brax/", BRAX))
+                         ("dm_control/", DM_CONTROL), ("brax/", BRAX), ("playground/", PLAYGROUND))
 _MUJOCO_ENTRY_POINT = "gymnasium.envs.mujoco"
 
 

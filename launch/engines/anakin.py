@@ -1,9 +1,10 @@
 """run_anakin: a whole training run as one jitted function of the seed, vmapped over seeds (Anakin).
 
 For environments written in JAX: gymnax (`gymnax/<id>`, single-agent), Brax's locomotion tasks (`brax/<task>`, for
-the continuous agents; `pip install -e '.[brax]'`) and JaxMARL's MPE (`jaxmarl/<id>`, multi-agent, for IPPO/MAPPO;
-`pip install jaxmarl`, Python >= 3.11). Per seed, one iteration collects rows from a
-batch of environments (`vmap`, `lax.scan` over steps) and applies the agent's own pure `update_step`
+the continuous agents; `pip install -e '.[brax]'`), MuJoCo Playground's Control Suite tasks (`playground/<task>`, for
+the continuous agents; `pip install -e '.[playground]'`) and JaxMARL's MPE (`jaxmarl/<id>`, multi-agent, for
+IPPO/MAPPO; `pip install jaxmarl`, Python >= 3.11). Per seed, one iteration collects rows from a batch of
+environments (`vmap`, `lax.scan` over steps) and applies the agent's own pure `update_step`
 (`agents/<name>/anakin.py`). Iterations are scanned in calls of `iterations_per_call`; between calls the host
 turns episode returns into the same logs, learning curve and summary as the other runners, prints progress and
 checks `stop_at_average_return`. Nothing here imports Reverb, TensorFlow or Launchpad.
@@ -37,6 +38,7 @@ from acmelike.anakin import (GYMNAX_PREFIX, JAXMARL_PREFIX, JaxEnvironment, make
                              make_jaxmarl_environment)
 from acmelike.anakin.brax import BRAX_PREFIX, check_brax_id, make_brax_environment
 from acmelike.anakin.jaxmarl import check_jaxmarl_id
+from acmelike.anakin.playground import PLAYGROUND_PREFIX, check_playground_id, make_playground_environment
 from acmelike.anakin.agent import SEEDS_AXIS, AnakinAgent, IterationOutputs
 from acmelike.checkpointing import CheckpointError, Checkpointer, check_metadata, read_json_state, read_metadata
 from acmelike.core import Saveable
@@ -80,8 +82,8 @@ class AnakinConfig:
     Attributes:
       agent: a registered agent with an Anakin form (`AgentDefinition.anakin`; `launch.registry.anakin_agents()`).
       environment: `gymnax/<id>` (e.g. gymnax/CartPole-v1) for single-agent agents, also `brax/<task>` (e.g.
-        brax/inverted_pendulum) for continuous ones, `jaxmarl/<id>` (e.g. jaxmarl/MPE_simple_spread_v3) for
-        multi-agent ones.
+        brax/inverted_pendulum) and `playground/<task>` (e.g. playground/CartpoleSwingup) for continuous ones,
+        `jaxmarl/<id>` (e.g. jaxmarl/MPE_simple_spread_v3) for multi-agent ones.
       max_num_actor_steps: rows to collect per seed (environment steps; PPO's padding rows count too, see
         `acmelike.anakin.streams`), rounded down to whole iterations (at least one).
       seeds: trained side by side in one vmapped call.
@@ -154,12 +156,16 @@ class AnakinConfig:
 
 def _check_environment_id(agent: str, environment: str) -> None:
     """ValueError unless `environment` names a JAX environment of the kind `agent` acts in: `jaxmarl/<id>` for a
-    multi-agent agent (jaxmarl installed, the id known), `gymnax/<id>` for the others, or `brax/<task>` for a
-    continuous one (brax installed, the task known)."""
+    multi-agent agent (jaxmarl installed, the id known), `gymnax/<id>` for the others, or `brax/<task>` or
+    `playground/<task>` for a continuous one (the package installed, the task known)."""
     multiagent = agent_definition(agent).multiagent
     continuous = agent_definition(agent).action_space == "continuous"
+    # Before anything compiles: a missing package or an unknown task is a command-line error.
     if continuous and not multiagent and environment.startswith(BRAX_PREFIX):
-        check_brax_id(environment)  # before anything compiles: a missing brax is a command-line error
+        check_brax_id(environment)
+        return
+    if continuous and not multiagent and environment.startswith(PLAYGROUND_PREFIX):
+        check_playground_id(environment)
         return
     prefix, example = ((JAXMARL_PREFIX, "MPE_simple_spread_v3") if multiagent
                        else (GYMNAX_PREFIX, "Pendulum-v1" if continuous else "CartPole-v1"))
@@ -167,16 +173,19 @@ def _check_environment_id(agent: str, environment: str) -> None:
         kind = "a multi-agent" if multiagent else "an"
         raise ValueError(
             f"--launch anakin with {agent} needs {kind} environment written in JAX, named {prefix}<id> "
-            f"(e.g. {prefix}{example}{', or brax/inverted_pendulum' if continuous else ''}), got {environment!r}."
+            f"(e.g. {prefix}{example}"
+            f"{', brax/inverted_pendulum or playground/CartpoleSwingup' if continuous else ''}), got {environment!r}."
         )
     if multiagent:
         check_jaxmarl_id(environment)  # before anything compiles: a missing jaxmarl is a command-line error
 
 
 def make_environment(name: str) -> JaxEnvironment:
-    """The JAX environment `name` names: `jaxmarl/<id>`, `brax/<task>` or `gymnax/<id>`."""
+    """The JAX environment `name` names: `jaxmarl/<id>`, `brax/<task>`, `playground/<task>` or `gymnax/<id>`."""
     if name.startswith(BRAX_PREFIX):
         return make_brax_environment(name)
+    if name.startswith(PLAYGROUND_PREFIX):
+        return make_playground_environment(name)
     return make_jaxmarl_environment(name) if name.startswith(JAXMARL_PREFIX) else make_gymnax_environment(name)
 
 

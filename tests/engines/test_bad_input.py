@@ -99,6 +99,15 @@ def test_unknown_environment_lists_choices_and_suggests():
     assert "CartPole-v1" in str(error.value)
 
 
+@pytest.mark.parametrize("environment", ["gymnax/CartPole-v1", "brax/inverted_pendulum", "playground/CartpoleBalance"])
+def test_a_jax_environment_outside_anakin_is_sent_to_launch_anakin(environment):
+    from launch.experiments.make import unknown_environment_message
+    from launch.registry import agent_definition
+
+    message = unknown_environment_message(environment, agent_definition("sac"))
+    assert f"--env {environment} --launch anakin" in message and "gymnasium environment" not in message, message
+
+
 def test_command_line_rejects_unknown_names_before_building_anything():
     from launch.registry import AGENTS
 
