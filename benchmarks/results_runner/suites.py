@@ -517,14 +517,17 @@ DMC = Suite(
         "cartpole-swingup and cheetah-run (and tasks it does not name), 1 for walker-walk; held-out seeds would "
         "test that choice. More exploration helps less on cheetah-run: seed 1 with noise 0.2 and 1-step returns "
         "averaged 34.1 at 50k (noise 0.1: 2.9).",
-        "D4PG (3 seeds; seed 0 from commit 3179f13, seeds 1 and 2 from 47fe8e9, the same agent code; no published "
-        "figure to compare): greedy 853.0 ± 31.8 on cartpole-swingup, 488.0 ± 147.0 on walker-walk and 283.2 ± "
-        "83.0 on cheetah-run, above SAC's 255.0 there. D4PG runs with Acme's dQ/da clip at norm 1, its default "
-        "since 3179f13. Its walkers act at a bound most of the time (82%, 75% and 65% of action components beyond "
-        "0.99 over one greedy episode for seeds 0, 1 and 2, which return 690.0, 429.7 and 344.4 greedy) and still "
-        "walk; on Pendulum such saturation is how D4PG's failing seeds fail (the jax suite's notes). These cells "
-        "predate D4PG's near-zero initialisation of the policy's last layer (its default since 16a033f), which "
-        "made such failures rarer on Pendulum; they are not retrained yet.",
+        "D4PG (3 seeds, retrained from a clean clone at 63e95c7 on 2026-11-30, with the policy's near-zero last "
+        "layer, D4PG's default since 16a033f; no published figure to compare): greedy 861.8 ± 8.5 on "
+        "cartpole-swingup, 442.5 ± 66.5 on walker-walk and 206.5 ± 86.1 on cheetah-run (SAC: 255.0). D4PG runs "
+        "with Acme's dQ/da clip at norm 1, its default since 3179f13. Before the near-zero layer (LeCun's "
+        "initialisation; seed 0 from 3179f13, seeds 1 and 2 from 47fe8e9) the same seeds returned 808.4, 880.2 "
+        "and 870.3 on cartpole-swingup (now 862.3, 851.1, 872.0), 690.0, 429.7 and 344.4 on walker-walk (479.3, "
+        "499.1, 349.1) and 187.4, 272.5 and 389.7 on cheetah-run (179.6, 117.1, 322.8): 853.0 ± 31.8, 488.0 ± "
+        "147.0 and 283.2 ± 83.0, within a seed's spread of today's on every task. Unlike on Pendulum, the layer "
+        "does not change how often the policy acts at its bounds here: over one greedy episode, 75%, 81% and 76% "
+        "of the walkers' action components lie beyond 0.99 (LeCun's: 82%, 75%, 65%), and 51-65% of the "
+        "cheetahs'; they still walk and run, so saturation alone does not decide a Control Suite return.",
         "MPO (3 seeds; seed 0 from commit 3179f13, walker-walk's seed 1 from 47fe8e9, the other five from a clean "
         "clone at bdf2431, the same MPO code; no published figure to compare): greedy 735.7 ± 173.3 on "
         "cartpole-swingup, 554.0 ± 157.5 on walker-walk and 189.7 ± 2.8 on cheetah-run. Cartpole-swingup's seed 1 "
@@ -532,7 +535,7 @@ DMC = Suite(
         "third there. 20 sampled actions per state make MPO the slowest of the four: 2,290-2,772 s of CPU a "
         "cell.",
         "Wall time per cell: SAC 824-1,083 s (659-824 s CPU), two cells at a time; TD3 560-1,083 s (704-754 s "
-        "CPU), two at a time beside other work; D4PG 899-1,460 s (676-812 s CPU) and MPO 2,544-4,730 s "
+        "CPU), two at a time beside other work; D4PG 623-887 s (704-876 s CPU) and MPO 2,544-4,730 s "
         "(2,290-2,772 s CPU), two or three at a time beside other work. The suite runs with `python -m "
         "benchmarks.results_runner --suite dmc` (the dmc and results extras)."
     ),
