@@ -17,6 +17,8 @@ Two choices here, not Playground's defaults:
   home directory.
 """
 
+from typing import Optional
+
 from acmelike.anakin.brax import from_brax_env, task_of
 from acmelike.anakin.environment import JaxEnvironment
 
@@ -39,10 +41,12 @@ def check_playground_id(name: str) -> str:
                    " (Playground's locomotion and manipulation tasks download robot models, and are not offered).")
 
 
-def make_playground_environment(name: str) -> JaxEnvironment:
+def make_playground_environment(name: str, episode_length: Optional[int] = None) -> JaxEnvironment:
     """Makes Playground Control Suite task `name` (`check_playground_id`'s names and errors) on MJX's JAX physics,
-    its episodes as long as the task's config says (1,000 steps)."""
+    its episodes cut after `episode_length` steps (None: the task's config's, 1,000)."""
     short = check_playground_id(name)
+    if episode_length is not None and episode_length < 1:
+        raise ValueError(f"make_playground_environment: episode_length must be >= 1, got {episode_length}.")
     from mujoco_playground import dm_control_suite  # importable: checked above
 
     config = dm_control_suite.get_default_config(short)
@@ -50,4 +54,5 @@ def make_playground_environment(name: str) -> JaxEnvironment:
     env = dm_control_suite.load(short, config=config)
     # The raw task never ends an episode on time; Playground's training wrapper cuts it after episode_length
     # control steps, as the adapter's clock does here.
-    return from_brax_env(env, PLAYGROUND_PREFIX + short, int(config.episode_length))
+    return from_brax_env(env, PLAYGROUND_PREFIX + short,
+                         int(config.episode_length) if episode_length is None else episode_length)

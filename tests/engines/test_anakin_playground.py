@@ -1,6 +1,6 @@
 """MuJoCo Playground's Control Suite tasks under `--launch anakin` (`acmelike.anakin.playground`): the adapter's
 spec, its clock (1,000-step episodes end with discount 1), MJX's JAX physics rather than Warp's, refused names, and
-SAC's fully jitted form on playground/CartpoleBalance (long tests: compiling it takes minutes on a CPU).
+SAC's fully jitted form learning playground/CartpoleBalance (a long test: compiling it takes minutes on a CPU).
 
 Playground needs today's stack (the `playground` extra); without it the module is skipped."""
 
@@ -13,7 +13,6 @@ from stack import long_test, require
 require("mujoco_playground")
 
 from acmelike.anakin import make_playground_environment  # noqa: E402
-from acmelike.anakin.brax import from_brax_env  # noqa: E402
 from launch.engines.anakin import AnakinConfig, run_anakin  # noqa: E402
 from launch.experiments.make import make_agent_config  # noqa: E402
 
@@ -33,15 +32,18 @@ def test_the_spec_is_the_suite_s_cartpole_features_and_a_unit_action_box(environ
     np.testing.assert_array_equal([spec.actions.minimum, spec.actions.maximum], [-1.0, 1.0])
 
 
-def test_the_task_runs_on_mjx_s_jax_physics_and_its_episode_ends_on_the_clock_with_discount_one():
+def test_the_task_runs_on_mjx_s_jax_physics_and_its_episode_ends_on_the_clock_with_discount_one(monkeypatch):
     from mujoco_playground import dm_control_suite
 
-    config = dm_control_suite.get_default_config("CartpoleBalance")
-    config.impl = "jax"
-    env = dm_control_suite.load("CartpoleBalance", config=config)
-    assert make_playground_environment(BALANCE).name == BALANCE
-    # The adapter's clock on Playground's task, at 3 steps rather than the config's 1,000 (the same function).
-    short = from_brax_env(env, BALANCE, episode_length=3)
+    load, implementations = dm_control_suite.load, []
+
+    def spy(task, config):
+        implementations.append(config.impl)
+        return load(task, config=config)
+
+    monkeypatch.setattr(dm_control_suite, "load", spy)
+    short = make_playground_environment(BALANCE, episode_length=3)  # the config's 1,000 steps, cut to 3
+    assert implementations == ["jax"] and short.name == BALANCE
 
     @jax.jit  # MJX's reset, run op by op, would take longer than compiling it
     def unroll(key):
@@ -74,20 +76,10 @@ FAST = ["policy_hidden_sizes=64,64", "critic_hidden_sizes=64,64", "batch_size=64
         "n_step=3"]
 
 
-# Compiling SAC with MJX's physics takes minutes on a CPU: the short run and the learning run are long tests (CI runs
-# SAC's form on brax/inverted_pendulum through the same adapter, `from_brax_env`).
-@long_test
-def test_sac_runs_fully_jitted_on_a_playground_task():
-    summary = run_anakin(AnakinConfig(
-        agent="sac", environment=BALANCE, max_num_actor_steps=4 * 64, seeds=(0,),
-        agent_config=make_agent_config("sac", FAST + ["min_replay_size=64"]), iterations_per_call=64,
-        progress_period_s=0,
-    ))
-    assert summary["env_steps"] == 4 * 64 and summary["learner_steps"] > 0, summary
-
-
-# Of 1,000 a 1,000-step episode can earn. The 4 environments end their episodes together, every 4,000 steps: the
-# average is over that last batch. Seed 0's first four (an untrained policy) returned 206.9-321.9.
+# Compiling SAC with MJX's physics takes minutes on a CPU: a long test (CI runs SAC's form on brax/inverted_pendulum
+# through the same adapter, `from_brax_env`). Of 1,000 a 1,000-step episode can earn. The 4 environments end their
+# episodes together, every 4,000 steps: the average is over that last batch. Seed 0's first four (an untrained
+# policy) returned 206.9-321.9.
 BALANCED = 800.0
 
 
