@@ -24,7 +24,7 @@ CLASSIC_STACK = os.environ.get("ACMELIKE_CLASSIC_STACK") == "1"
 # What only the classic stack has: no wheels for Python 3.12 (dm-reverb, dm-launchpad) or none beside jax 0.12.
 CLASSIC_ONLY = ("reverb", "launchpad", "tensorflow")
 # What only today's stack has (Python >= 3.11): on the classic stack their tests are not selected anyway.
-TODAY_ONLY = ("jaxmarl", "brax")
+TODAY_ONLY = ("jaxmarl", "brax", "mujoco_playground")
 
 classic = pytest.mark.classic
 
