@@ -18,14 +18,14 @@ matching the pinned mujoco); without it `make_brax_environment` raises ValueErro
 """
 
 import warnings
-from typing import Any, Iterable, NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from dm_env import specs
 
-from acmelike.anakin.environment import JaxEnvironment, JaxTimeStep
+from acmelike.anakin.environment import JaxEnvironment, JaxTimeStep, task_of
 from acmelike.specs import EnvironmentSpec
 
 BRAX_PREFIX = "brax/"
@@ -51,16 +51,7 @@ def check_brax_id(name: str) -> str:
             "(today's stack, Python >= 3.11)."
         ) from error
     # brax's registry (`register_environment` adds to it); it has no public listing.
-    return task_of(name, BRAX_PREFIX, envs._envs, "brax task")
-
-
-def task_of(name: str, prefix: str, tasks: Iterable[str], kind: str, note: str = "") -> str:
-    """The task `name` names, with or without `prefix`; ValueError listing `tasks` (and `note`) if it is none."""
-    short = name[len(prefix):] if name.startswith(prefix) else name
-    if short not in tasks:
-        raise ValueError(f"Unknown {kind} {short!r}. Choose one of: "
-                         + ", ".join(prefix + task for task in sorted(tasks)) + note)
-    return short
+    return task_of(name, BRAX_PREFIX, sorted(envs._envs), "brax task")
 
 
 def make_brax_environment(name: str, episode_length: int = BRAX_EPISODE_LENGTH) -> JaxEnvironment:

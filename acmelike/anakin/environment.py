@@ -13,7 +13,7 @@ All functions take one environment (no batch axis); runners `vmap` them.
 """
 
 import dataclasses
-from typing import Any, Callable, NamedTuple, Tuple
+from typing import Any, Callable, NamedTuple, Sequence, Tuple
 
 import jax
 import jax.numpy as jnp
@@ -65,6 +65,16 @@ def spec_from_space(space, name: str):
     return specs.BoundedArray(shape=shape, dtype=np.float32, minimum=low, maximum=high, name=name)
 
 
+def task_of(name: str, prefix: str, tasks: Sequence[str], kind: str, note: str = "") -> str:
+    """The task `name` names, with or without `prefix` (a JAX family's id: gymnax/, jaxmarl/, brax/, playground/);
+    ValueError listing `tasks` in their order (and `note`) if it is none of them."""
+    short = name[len(prefix):] if name.startswith(prefix) else name
+    if short not in tasks:
+        raise ValueError(f"Unknown {kind} {short!r}. Choose one of: "
+                         + ", ".join(prefix + task for task in tasks) + note)
+    return short
+
+
 def make_gymnax_environment(name: str) -> JaxEnvironment:
     """Makes gymnax environment `name` ("CartPole-v1" or "gymnax/CartPole-v1") with its default parameters.
 
@@ -76,12 +86,7 @@ def make_gymnax_environment(name: str) -> JaxEnvironment:
         raise ValueError(
             f"Environment {name!r} needs gymnax, which is not installed: pip install gymnax==0.0.9"
         ) from error
-    short = name[len(GYMNAX_PREFIX):] if name.startswith(GYMNAX_PREFIX) else name
-    if short not in gymnax.registered_envs:
-        raise ValueError(
-            f"Unknown gymnax environment {short!r}. Choose one of: "
-            + ", ".join(GYMNAX_PREFIX + env for env in gymnax.registered_envs)
-        )
+    short = task_of(name, GYMNAX_PREFIX, gymnax.registered_envs, "gymnax environment")
     env, params = gymnax.make(short)
     # The same environment without its time limit tells termination from truncation: an episode that is done
     # under `params` but not under `unlimited` was cut by the clock (gymnax's EnvParams all carry this field).

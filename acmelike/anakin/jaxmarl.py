@@ -32,7 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 from dm_env import specs
 
-from acmelike.anakin.environment import JaxEnvironment, JaxTimeStep, spec_from_space
+from acmelike.anakin.environment import JaxEnvironment, JaxTimeStep, spec_from_space, task_of
 from acmelike.specs import EnvironmentSpec
 from acmelike.wrappers.pettingzoo_adapter import ACTIVE_SPEC, AgentObservation
 
@@ -54,14 +54,9 @@ def check_jaxmarl_id(name: str) -> str:
         raise ValueError(
             f"Environment {name!r} needs jaxmarl, which is not installed: pip install jaxmarl (Python >= 3.11)."
         ) from error
-    short = name[len(JAXMARL_PREFIX):] if name.startswith(JAXMARL_PREFIX) else name
     supported = [env for env in jaxmarl.registered_envs if env.startswith(_MPE)]
-    if short not in supported:
-        raise ValueError(
-            f"Unknown JaxMARL environment {short!r}; --launch anakin runs its MPE environments: "
-            + ", ".join(JAXMARL_PREFIX + env for env in supported)
-        )
-    return short
+    return task_of(name, JAXMARL_PREFIX, supported, "JaxMARL environment",
+                   " (--launch anakin runs JaxMARL's MPE environments).")
 
 
 def make_jaxmarl_environment(name: str) -> JaxEnvironment:

@@ -19,8 +19,8 @@ Two choices here, not Playground's defaults:
 
 from typing import Optional
 
-from acmelike.anakin.brax import from_brax_env, task_of
-from acmelike.anakin.environment import JaxEnvironment
+from acmelike.anakin.brax import from_brax_env
+from acmelike.anakin.environment import JaxEnvironment, task_of
 
 PLAYGROUND_PREFIX = "playground/"
 # MJX's pure-JAX physics: see the module's docstring.
@@ -37,7 +37,7 @@ def check_playground_id(name: str) -> str:
             f"Environment {name!r} needs MuJoCo Playground, which is not installed: pip install -e '.[playground]' "
             "(today's stack, Python >= 3.11)."
         ) from error
-    return task_of(name, PLAYGROUND_PREFIX, dm_control_suite.ALL_ENVS, "MuJoCo Playground Control Suite task",
+    return task_of(name, PLAYGROUND_PREFIX, sorted(dm_control_suite.ALL_ENVS), "MuJoCo Playground Control Suite task",
                    " (Playground's locomotion and manipulation tasks download robot models, and are not offered).")
 
 

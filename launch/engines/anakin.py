@@ -27,7 +27,7 @@ import dataclasses
 import json
 import os
 import time
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import jax
 import jax.numpy as jnp
@@ -154,6 +154,18 @@ class AnakinConfig:
         return environment_threshold(self.environment[len(GYMNAX_PREFIX):])
 
 
+# The physics families, for the continuous agents only: id prefix -> (the id's check, the environment's maker).
+_PHYSICS_FAMILIES = {
+    BRAX_PREFIX: (check_brax_id, make_brax_environment),
+    PLAYGROUND_PREFIX: (check_playground_id, make_playground_environment),
+}
+
+
+def _physics_family(name: str) -> Optional[Tuple[Callable[[str], Any], Callable[[str], JaxEnvironment]]]:
+    """`name`'s entry of `_PHYSICS_FAMILIES`, or None."""
+    return next((family for prefix, family in _PHYSICS_FAMILIES.items() if name.startswith(prefix)), None)
+
+
 def _check_environment_id(agent: str, environment: str) -> None:
     """ValueError unless `environment` names a JAX environment of the kind `agent` acts in: `jaxmarl/<id>` for a
     multi-agent agent (jaxmarl installed, the id known), `gymnax/<id>` for the others, or `brax/<task>` or
@@ -161,11 +173,9 @@ def _check_environment_id(agent: str, environment: str) -> None:
     multiagent = agent_definition(agent).multiagent
     continuous = agent_definition(agent).action_space == "continuous"
     # Before anything compiles: a missing package or an unknown task is a command-line error.
-    if continuous and not multiagent and environment.startswith(BRAX_PREFIX):
-        check_brax_id(environment)
-        return
-    if continuous and not multiagent and environment.startswith(PLAYGROUND_PREFIX):
-        check_playground_id(environment)
+    family = _physics_family(environment)
+    if continuous and not multiagent and family:
+        family[0](environment)
         return
     prefix, example = ((JAXMARL_PREFIX, "MPE_simple_spread_v3") if multiagent
                        else (GYMNAX_PREFIX, "Pendulum-v1" if continuous else "CartPole-v1"))
@@ -182,10 +192,9 @@ def _check_environment_id(agent: str, environment: str) -> None:
 
 def make_environment(name: str) -> JaxEnvironment:
     """The JAX environment `name` names: `jaxmarl/<id>`, `brax/<task>`, `playground/<task>` or `gymnax/<id>`."""
-    if name.startswith(BRAX_PREFIX):
-        return make_brax_environment(name)
-    if name.startswith(PLAYGROUND_PREFIX):
-        return make_playground_environment(name)
+    family = _physics_family(name)
+    if family:
+        return family[1](name)
     return make_jaxmarl_environment(name) if name.startswith(JAXMARL_PREFIX) else make_gymnax_environment(name)
 
 
