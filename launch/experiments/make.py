@@ -22,6 +22,7 @@ from typing import Any, Callable, List, NamedTuple, Optional, Sequence, Union
 import gymnasium
 from dm_env import specs
 
+from acmelike.anakin import JAX_ENVIRONMENT_PREFIXES
 from acmelike.builders import AgentDefinition
 from acmelike.environments import CONTROL_SUITE_PREFIX, check_control_suite_id, make_control_suite_environment
 from acmelike.offline import MinariIterator, check_dataset_fits
@@ -317,8 +318,6 @@ def _native_environment(environment_factory: Callable[[int], Any], seed: int):
 def unknown_environment_message(name: str, definition: AgentDefinition) -> str:
     """Says `name` is unknown and suggests only environments whose spaces the agent's networks accept; a JAX
     environment's id, that only the fully jitted engine runs it."""
-    from acmelike.anakin import JAX_ENVIRONMENT_PREFIXES  # on this error path only: no Anakin import at start-up
-
     if name.startswith(JAX_ENVIRONMENT_PREFIXES):
         return (f"{name!r} is an environment written in JAX, which only the fully jitted engine runs: add "
                 f"--launch anakin (python -m launch --agent {definition.name} --env {name} --launch anakin). The "
