@@ -1,11 +1,14 @@
-"""dm_env wrappers: the gymnasium adapter (single and vectorised), single precision, step limit, concatenation.
+"""dm_env wrappers: the gymnasium adapter (single and vectorised), single precision, step limit, concatenation,
+action repeat.
 
     environment = make_gymnasium_environment("CartPole-v1", seed=0)   # gymnasium -> dm_env -> float32
     environment = StepLimitWrapper(environment, step_limit=200)
     vector = make_vector_environment("CartPole-v1", num_envs=8, seed=0)  # batched timesteps, arrays [8, ...]
     environment = ConcatObservationWrapper(suite.load("cartpole", "swingup"))  # a dict -> one float32 vector
+    environment = ActionRepeatWrapper(environment, repeats=8)  # each action held for 8 environment steps
 """
 
+from acmelike.wrappers.action_repeat import ActionRepeatWrapper
 from acmelike.wrappers.base import EnvironmentWrapper
 from acmelike.wrappers.concatenate import ConcatObservationWrapper, concatenate_state_nest, is_state_nest
 from acmelike.wrappers.gymnasium_adapter import (
@@ -19,6 +22,7 @@ from acmelike.wrappers.step_limit import StepLimitWrapper
 from acmelike.wrappers.vector import BatchedEnvironments, VectorEnvironment, make_vector_environment
 
 __all__ = [
+    "ActionRepeatWrapper",
     "BatchedEnvironments",
     "ConcatObservationWrapper",
     "EnvironmentWrapper",

@@ -10,6 +10,7 @@ from dm_env import specs
 from gymnasium import spaces
 
 from acmelike.wrappers import (
+    ActionRepeatWrapper,
     EnvironmentWrapper,
     GymnasiumToDmEnv,
     SinglePrecisionWrapper,
@@ -301,3 +302,35 @@ def test_step_limit_on_gymnasium_and_validation():
     for bad in (0, -1, 2.5):
         with pytest.raises(ValueError, match="step_limit"):
             StepLimitWrapper(FakeEnvironment(), step_limit=bad)
+
+
+def test_action_repeat_sums_rewards_and_stops_at_a_termination():
+    env = ActionRepeatWrapper(FakeEnvironment(episode_length=7), repeats=3)
+    assert env.reset().first()
+    first, second, third = env.step(1), env.step(2), env.step(0)
+    assert first.mid() and first.reward == 1 + 2 + 3 and first.observation[0] == 3
+    assert second.mid() and second.reward == 4 + 5 + 6
+    # The 7th environment step terminates: the run of repeats stops there, discount 0 kept.
+    assert third.last() and third.reward == 7 and third.discount == 0.0
+    assert env.environment.actions == [1, 1, 1, 2, 2, 2, 0]
+    assert first.reward + second.reward + third.reward == 7 * 8 / 2  # the unwrapped episode's return
+    assert env.step(0).first() and env.environment.num_resets == 2  # dm_env's auto-reset is not repeated
+
+
+def test_action_repeat_keeps_a_truncation_bootstrappable():
+    env = ActionRepeatWrapper(StepLimitWrapper(FakeEnvironment(episode_length=100), step_limit=10), repeats=4)
+    env.reset()
+    timesteps = [env.step(0) for _ in range(3)]  # 4 + 4 + 2 environment steps
+    assert [t.last() for t in timesteps] == [False, False, True]
+    assert timesteps[-1].discount == 1.0 and timesteps[-1].reward == 9 + 10
+
+
+def test_action_repeat_validation_and_one_repeat_is_the_environment():
+    for bad in (0, -2, 2.0, True):
+        with pytest.raises(ValueError, match="repeats"):
+            ActionRepeatWrapper(FakeEnvironment(), repeats=bad)
+    env, plain = ActionRepeatWrapper(FakeEnvironment(), repeats=1), FakeEnvironment()
+    env.reset(), plain.reset()
+    for _ in range(6):
+        wrapped, unwrapped = env.step(0), plain.step(0)
+        assert wrapped.step_type == unwrapped.step_type and wrapped.reward == unwrapped.reward
