@@ -325,6 +325,20 @@ def test_action_repeat_keeps_a_truncation_bootstrappable():
     assert timesteps[-1].discount == 1.0 and timesteps[-1].reward == 9 + 10
 
 
+class _HalfDiscount(EnvironmentWrapper):
+    """Discount 0.5 on every step but the first and the last (an environment that discounts within an episode)."""
+
+    def step(self, action):
+        timestep = self._environment.step(action)
+        return timestep if timestep.first() or timestep.last() else timestep._replace(discount=0.5)
+
+
+def test_action_repeat_multiplies_the_discounts_of_its_steps():
+    env = ActionRepeatWrapper(_HalfDiscount(FakeEnvironment(episode_length=10)), repeats=3)
+    env.reset()
+    assert env.step(0).discount == 0.5 ** 3
+
+
 def test_action_repeat_validation_and_one_repeat_is_the_environment():
     for bad in (0, -2, 2.0, True):
         with pytest.raises(ValueError, match="repeats"):
