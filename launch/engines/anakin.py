@@ -27,7 +27,7 @@ import dataclasses
 import json
 import os
 import time
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import jax
 import jax.numpy as jnp
@@ -154,15 +154,22 @@ class AnakinConfig:
         return environment_threshold(self.environment[len(GYMNAX_PREFIX):])
 
 
-# The physics families, for the continuous agents only: id prefix -> (the id's check, the environment's maker).
+class _PhysicsFamily(NamedTuple):
+    """A family of physics tasks for the continuous agents: how its ids are checked and its environments made."""
+
+    check: Callable[[str], Any]  # a ValueError naming the family's tasks if the id is none of them
+    make: Callable[[str], JaxEnvironment]
+
+
+# By id prefix.
 _PHYSICS_FAMILIES = {
-    BRAX_PREFIX: (check_brax_id, make_brax_environment),
-    PLAYGROUND_PREFIX: (check_playground_id, make_playground_environment),
+    BRAX_PREFIX: _PhysicsFamily(check_brax_id, make_brax_environment),
+    PLAYGROUND_PREFIX: _PhysicsFamily(check_playground_id, make_playground_environment),
 }
 
 
-def _physics_family(name: str) -> Optional[Tuple[Callable[[str], Any], Callable[[str], JaxEnvironment]]]:
-    """`name`'s entry of `_PHYSICS_FAMILIES`, or None."""
+def _physics_family(name: str) -> Optional[_PhysicsFamily]:
+    """The family whose prefix `name` has, or None."""
     return next((family for prefix, family in _PHYSICS_FAMILIES.items() if name.startswith(prefix)), None)
 
 
@@ -175,7 +182,7 @@ def _check_environment_id(agent: str, environment: str) -> None:
     # Before anything compiles: a missing package or an unknown task is a command-line error.
     family = _physics_family(environment)
     if continuous and not multiagent and family:
-        family[0](environment)
+        family.check(environment)
         return
     prefix, example = ((JAXMARL_PREFIX, "MPE_simple_spread_v3") if multiagent
                        else (GYMNAX_PREFIX, "Pendulum-v1" if continuous else "CartPole-v1"))
@@ -194,7 +201,7 @@ def make_environment(name: str) -> JaxEnvironment:
     """The JAX environment `name` names: `jaxmarl/<id>`, `brax/<task>`, `playground/<task>` or `gymnax/<id>`."""
     family = _physics_family(name)
     if family:
-        return family[1](name)
+        return family.make(name)
     return make_jaxmarl_environment(name) if name.startswith(JAXMARL_PREFIX) else make_gymnax_environment(name)
 
 
