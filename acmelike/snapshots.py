@@ -13,7 +13,7 @@ are written like checkpoints (`acmelike.checkpointing`: `<step>.tmp/` renamed wh
 
     snapshots/000000050000/
         arrays/          orbax: {"params": the policy's parameters}
-        metadata.json    agent, environment, step, config, environment_spec
+        metadata.json    agent, environment, action_repeat, step, config, environment_spec
 """
 
 import dataclasses
@@ -123,6 +123,7 @@ def save_snapshot(
     config: Any,
     environment_spec: EnvironmentSpec,
     environment: Optional[str] = None,
+    action_repeat: int = 1,
 ) -> str:
     """Writes `<run_dir>/snapshots/<step>/` atomically (keeping only the newest) and returns its path.
 
@@ -132,10 +133,13 @@ def save_snapshot(
       config: the agent's frozen config dataclass (network sizes come from it).
       environment_spec: the spec its networks were built for.
       environment: the environment's id (e.g. "CartPole-v1"), so `launch.cli.evaluate` can rebuild it.
+      action_repeat: environment steps each of the policy's actions was held for in training
+        (`acmelike.wrappers.ActionRepeatWrapper`; 1: none), which evaluating it should repeat.
     """
     metadata = {
         "agent": agent,
         "environment": environment,
+        "action_repeat": action_repeat,
         "config": dataclasses.asdict(config),
         "environment_spec": environment_spec_to_json(environment_spec),
     }
@@ -158,6 +162,7 @@ class Snapshot:
     config: Any
     environment_spec: EnvironmentSpec
     params: Any
+    action_repeat: int = 1  # snapshots written before it was recorded held no repeat
 
     def make_actor(self, seed: int = 0, evaluation: bool = True) -> core.Actor:
         """An actor running the agent's evaluation policy (`evaluation=False`: its training policy) with these
@@ -201,6 +206,9 @@ def load_snapshot(path: str, *, resolve_agent: Callable[[str], Any]) -> Snapshot
         definition = resolve_agent(metadata["agent"])
         config = config_from_json(definition.config_class, metadata["config"])
         spec = environment_spec_from_json(metadata["environment_spec"])
+        action_repeat = metadata.get("action_repeat", 1)
+        if isinstance(action_repeat, bool) or not isinstance(action_repeat, int) or action_repeat < 1:
+            raise ValueError(f"action_repeat must be an int >= 1, got {action_repeat!r}")
     except (KeyError, ValueError, TypeError, ImportError, AttributeError) as error:
         raise CheckpointError(
             f"Snapshot metadata {os.path.join(path, 'metadata.json')} is unusable ({type(error).__name__}: {error})."
@@ -214,4 +222,5 @@ def load_snapshot(path: str, *, resolve_agent: Callable[[str], Any]) -> Snapshot
             f"Could not read the parameters of snapshot {arrays} ({type(error).__name__}: {error})."
         ) from error
     return Snapshot(path=path, step=int(metadata.get("step", 0)), agent=metadata["agent"], definition=definition,
-                    environment=metadata.get("environment"), config=config, environment_spec=spec, params=params)
+                    environment=metadata.get("environment"), config=config, environment_spec=spec, params=params,
+                    action_repeat=action_repeat)

@@ -7,8 +7,9 @@ RUN_DIR may also be a `snapshots/` folder or one snapshot. The environment is th
 is in the snapshot), rebuilt with gymnasium, PettingZoo for `mpe/...` or the Control Suite for `dm_control/...`
 (whose frames MuJoCo renders offscreen: acmelike.environments.control_suite says what a machine without a display
 needs); the policy is the agent's evaluation policy (e.g. greedy for DQN). A multi-agent run's returns are the
-team's (the sum over agents), and the result also holds each agent's mean return. Nothing of the training code
-path (learner, replay, Launchpad) is built.
+team's (the sum over agents), and the result also holds each agent's mean return. A run that repeated actions
+(`--action-repeat K`) is evaluated repeating them K times, as its snapshot records; its video then holds one frame
+per decision, the last of its K steps. Nothing of the training code path (learner, replay, Launchpad) is built.
 """
 
 import argparse
@@ -26,7 +27,7 @@ from acmelike.checkpointing import CheckpointError
 from acmelike.environments import CONTROL_SUITE_PREFIX, make_control_suite_environment, render_frame
 from acmelike.loggers import NoOpLogger
 from acmelike.specs import make_environment_spec
-from acmelike.wrappers import check_environment_id_from_file, check_gymnasium_id
+from acmelike.wrappers import ActionRepeatWrapper, check_environment_id_from_file, check_gymnasium_id
 from acmelike.wrappers.gymnasium_adapter import GymnasiumToDmEnv
 from acmelike.wrappers.pettingzoo_adapter import MPE_PREFIX, agent_ids, make_pettingzoo_environment
 from environment_loops import EnvironmentLoop
@@ -114,6 +115,8 @@ def evaluate(
             raise ValueError(f"The snapshot {snapshot.path} names no environment: pass --env.")
         check_environment_id_from_file(environment, f"The snapshot {snapshot.path}")
     env, frame = make_environment(environment, seed, render=video is not None)
+    if snapshot.action_repeat > 1:  # the policy decided every K steps in training, so it does here
+        env = ActionRepeatWrapper(env, snapshot.action_repeat)
     _check_spec(snapshot, make_environment_spec(env), environment)
     actor = snapshot.make_actor(seed)
     recorder = FrameRecorder(frame)
@@ -127,6 +130,7 @@ def evaluate(
     result: dict[str, Any] = {
         "snapshot": snapshot.path, "agent": snapshot.agent, "env": environment, "step": snapshot.step,
         "returns": returns, "mean_return": float(np.mean(returns)),
+        **({"action_repeat": snapshot.action_repeat} if snapshot.action_repeat > 1 else {}),
     }
     agent_columns = sorted(key for key in episode_results[0] if key.startswith("episode_return/"))
     if agent_columns:  # a multi-agent run: each agent's mean return beside the team's

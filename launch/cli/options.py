@@ -173,6 +173,26 @@ class EnvironmentBatch(Options):
 
 
 @dataclasses.dataclass(frozen=True)
+class ActionRepeat(Options):
+    """Each action held for several environment steps.
+
+    Attributes:
+      action_repeat: apply each of the agent's actions this many environment steps (default 1), summing their
+        rewards (acmelike.wrappers.ActionRepeatWrapper), as the Control Suite's pixel benchmarks do (8 on
+        cartpole, 4 on cheetah, 2 on walker). Every count (--steps, --eval-every, logs, the summary's env_steps)
+        is then of the agent's steps, each this many environment steps; config.json and snapshots record it,
+        so --resume and evaluate repeat as the run did
+    """
+
+    action_repeat: Annotated[Optional[int], LEFT_OUT] = bounded(None, 1)
+    instead: ClassVar[Instead] = {
+        "anakin": ("Anakin steps its JAX environments inside one jitted function, which repeats no actions: drop "
+                   "{flag}, or train with --launch single"),
+        "offline": "an offline run learns from recorded steps, whose actions were not repeated: drop {flag}",
+    }
+
+
+@dataclasses.dataclass(frozen=True)
 class Servers(Options):
     """Servers the run starts.
 
@@ -292,7 +312,7 @@ class Dataset(Options):
 
 
 @dataclasses.dataclass(frozen=True)
-class Single(Evaluation, Preset, EnvironmentBatch, Servers, ReplayChoice):
+class Single(Evaluation, Preset, EnvironmentBatch, ActionRepeat, Servers, ReplayChoice):
     """One process (the default)."""
 
     name: ClassVar[str] = "single"
@@ -300,7 +320,7 @@ class Single(Evaluation, Preset, EnvironmentBatch, Servers, ReplayChoice):
 
 
 @dataclasses.dataclass(frozen=True)
-class Launchpad(Evaluation, Preset, EnvironmentBatch, Servers, ActorNodes, CentralInference):
+class Launchpad(Evaluation, Preset, EnvironmentBatch, ActionRepeat, Servers, ActorNodes, CentralInference):
     """A Launchpad program: actors, learner, replay and evaluator as nodes."""
 
 
@@ -321,7 +341,8 @@ class LocalMp(Launchpad):
 
 
 @dataclasses.dataclass(frozen=True)
-class Ray(Evaluation, Preset, EnvironmentBatch, Servers, ReplayChoice, ActorNodes, CentralInference, RayCluster):
+class Ray(Evaluation, Preset, EnvironmentBatch, ActionRepeat, Servers, ReplayChoice, ActorNodes, CentralInference,
+          RayCluster):
     """The same program as Ray actors (launch/engines/distributed/ray_engine.py)."""
 
     name: ClassVar[str] = "ray"

@@ -107,6 +107,13 @@ def record_mix(
         if policy.episodes < 1 or not 0.0 <= policy.epsilon <= 1.0:
             raise ValueError(f"{policy.text()}: episodes must be >= 1 and epsilon in [0, 1].")
     snapshots = [load_snapshot(policy.run_dir) if policy.run_dir else None for policy in policies]
+    for snapshot in snapshots:
+        if snapshot and snapshot.action_repeat > 1:  # a dataset's steps are single environment steps
+            raise ValueError(
+                f"The snapshot {snapshot.path} decided once every {snapshot.action_repeat} environment steps "
+                f"(--action-repeat {snapshot.action_repeat}), and a dataset records every environment step with "
+                f"the action the policy chose for it: record a policy trained without --action-repeat."
+            )
     named = {snapshot.environment: snapshot.path for snapshot in snapshots if snapshot and snapshot.environment}
     if environment is None:
         if len(named) > 1:

@@ -6,6 +6,7 @@ one-line JSON summary.
     python -m launch --agent dqn --env CartPole-v1 --config learning_rate=5e-4 --config n_step=5
     python -m launch --agent ppo --env gymnax/CartPole-v1 --launch anakin --seeds 0-15 --steps 500000
     python -m launch --agent ppo --env CartPole-v1 --num-envs 8 --steps 100000
+    python -m launch --agent sac --env dm_control/cartpole-swingup --action-repeat 8 --steps 12500   # 100k env steps
     python -m launch --agent dqn --env CartPole-v1 --launch local_mp --actors 4 --inference central --run-dir runs/seed
     python -m launch --resume runs/dqn             # continue a run from its latest checkpoint
     python -m launch --agent bc --dataset cartpole/expert-v0 --env CartPole-v1 --run-dir runs/bc   # offline
@@ -117,11 +118,13 @@ _SHARED_ARGUMENTS = {
     "--stop-at-return": "stop_at_average_return",
 }
 _ONLINE_ARGUMENTS = {**_SHARED_ARGUMENTS, "--steps": "max_num_actor_steps", "--num-envs": "num_envs",
-                     "--inference": "inference", "--replay": "replay", "--preset": "preset"}
+                     "--inference": "inference", "--replay": "replay", "--preset": "preset",
+                     "--action-repeat": "action_repeat"}
 _OFFLINE_ARGUMENTS = {**_SHARED_ARGUMENTS, "--steps": "max_num_learner_steps", "--dataset": "dataset"}
 # What names a run: given with --resume, these must be the run's own.
-# --replay too: a checkpoint holds the replay in its own format; --preset: the run's config started from it.
-_IDENTITY = ("--agent", "--env", "--seed", "--dataset", "--replay", "--preset")
+# --replay too: a checkpoint holds the replay in its own format; --preset: the run's config started from it;
+# --action-repeat: the checkpoint's step counts, replay and policy are of steps that long.
+_IDENTITY = ("--agent", "--env", "--seed", "--dataset", "--replay", "--preset", "--action-repeat")
 
 
 def plan(argv: Optional[Sequence[str]] = None) -> RunPlan:

@@ -9,7 +9,7 @@ environment steps to count.
 
 import dataclasses
 import numbers
-from typing import Any, Callable, Dict, Iterator, Optional
+from typing import Any, Callable, ClassVar, Dict, Iterator, Optional
 
 import dm_env
 
@@ -33,6 +33,11 @@ def check_seed(seed: int, name: str = "seed") -> None:
             f"{name} = {seed!r}; a seed must be an integer from 0 to {MAX_SEED} (2**32 - 1): JAX's PRNGKey keeps "
             f"only 32 bits of it, and gymnasium refuses negative seeds. Choose a seed in that range."
         )
+
+
+def _is_count(value: Any) -> bool:
+    """An int >= 1 (not a bool, whose True would pass as 1)."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1
 
 
 class _AgentAccess:
@@ -116,6 +121,12 @@ class ExperimentConfig(_AgentAccess):
         (`launch.engines.distributed.replay_node`).
       preset: the preset (`launch/presets/<name>.json`) whose values the agent's config started from; None: none.
         Recorded in config.json, so `--resume` keeps it.
+      action_repeat: environment steps each of the agent's actions is applied for (1: every step is a decision).
+        Above 1, every environment the runners build (`launch.experiments.parts`) is wrapped in
+        `acmelike.wrappers.ActionRepeatWrapper`, so each of the agent's steps is that many environment steps with
+        their rewards summed; every step count (`max_num_actor_steps`, `evaluation_every`, logs, the summary) then
+        counts the agent's steps. Recorded in config.json and in snapshots, so a resumed run and `evaluate`
+        repeat as the run did.
       agent_reference: for an agent of your own (an `AgentDefinition` not in `launch.registry`), where its
         definition lives, "module:attribute" (`make_experiment_config` fills it in); None for a registered agent.
         Recorded in config.json to say what to pass again: a run directory never names code to import, so resuming
@@ -142,6 +153,7 @@ class ExperimentConfig(_AgentAccess):
     inference_timeout_s: float = 0.002
     replay: str = "local"
     preset: Optional[str] = None
+    action_repeat: int = 1
     agent_reference: Optional[str] = None
 
     def __post_init__(self):
@@ -155,6 +167,7 @@ class ExperimentConfig(_AgentAccess):
             ("inference", self.inference in INFERENCE_MODES, f"one of {', '.join(INFERENCE_MODES)}"),
             ("inference_timeout_s", self.inference_timeout_s >= 0, ">= 0"),
             ("replay", self.replay in REPLAY_KINDS, f"one of {', '.join(REPLAY_KINDS)}"),
+            ("action_repeat", _is_count(self.action_repeat), "an int >= 1 (1: no repeat)"),
         ):
             if not ok:
                 raise ValueError(f"ExperimentConfig.{name} = {getattr(self, name)!r}; it must be {allowed}.")
@@ -206,6 +219,8 @@ class OfflineExperimentConfig(_AgentAccess):
     target_return: Optional[float] = None
     return_window: int = 10
     stop_at_average_return: Optional[float] = None
+    # Not a field: the recorded steps' actions were not repeated, and the evaluator acts as they did.
+    action_repeat: ClassVar[int] = 1
 
     def __post_init__(self):
         for name, ok, allowed in (

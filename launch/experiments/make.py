@@ -124,6 +124,7 @@ def make_experiment_config(
     inference: str = "local",
     replay: str = "local",
     preset: Optional[str] = None,
+    action_repeat: int = 1,
 ) -> ExperimentConfig:
     """An ExperimentConfig for an agent on a gymnasium environment id.
 
@@ -137,10 +138,11 @@ def make_experiment_config(
     then `config_overrides`. Unknown names and bad overrides raise ValueError naming what was wrong, before
     anything is built. A dm_env environment of your own comes in as `environment_factory` (seed -> environment),
     with `environment` as its name: it is seen in 32 bits, and a dict (nest) of state observations as one vector
-    (`acmelike.wrappers.concatenate_state_nest`), as every single-agent network takes them.
+    (`acmelike.wrappers.concatenate_state_nest`), as every single-agent network takes them. `action_repeat` K > 1
+    holds each action for K environment steps (`ExperimentConfig.action_repeat`); step counts are then the agent's.
     """
     definition = resolve_agent(agent)
-    _check_online_run(definition, num_envs=num_envs, inference=inference)
+    _check_online_run(definition, num_envs=num_envs, inference=inference, action_repeat=action_repeat)
     agent_config = make_agent_config(definition, config_overrides, preset=preset, environment=environment)
     environment_factory, vector_environment_factory, threshold = _online_environments(
         environment, environment_factory, definition)
@@ -163,16 +165,17 @@ def make_experiment_config(
         inference=inference,
         replay=replay,
         preset=preset,
+        action_repeat=action_repeat,
         agent_reference=definition_reference(definition),
     )
     check_agent_fits_environment(config, definition)
     return config
 
 
-def _check_online_run(definition: AgentDefinition, *, num_envs: int, inference: str) -> None:
+def _check_online_run(definition: AgentDefinition, *, num_envs: int, inference: str, action_repeat: int) -> None:
     """ValueError, saying what would work, if `definition` cannot run online as asked: an offline agent (it needs
-    a dataset), a multi-agent one with `num_envs` > 1, or central `inference` for an agent that declares no one
-    policy to serve (`AgentDefinition.central_inference`)."""
+    a dataset), a multi-agent one with `num_envs` > 1 or `action_repeat` > 1, or central `inference` for an agent
+    that declares no one policy to serve (`AgentDefinition.central_inference`)."""
     agent = definition.name
     if definition.offline:
         raise ValueError(
@@ -183,6 +186,11 @@ def _check_online_run(definition: AgentDefinition, *, num_envs: int, inference: 
         raise ValueError(
             f"{agent} acts for several agents, in one environment per actor: use --num-envs 1 (there is no vector "
             f"form of the PettingZoo adapter); more environments at once: --actors N."
+        )
+    if definition.multiagent and action_repeat != 1:
+        raise ValueError(
+            f"{agent} acts for several agents, whose rewards arrive per agent, and ActionRepeatWrapper sums one "
+            f"reward: use --action-repeat 1 (the default)."
         )
     if inference == "central" and not definition.central_inference:
         raise ValueError(

@@ -23,6 +23,10 @@ Batched acting (`config.num_envs` = B > 1): actor `i` steps B environments toget
 policy call per vector step) and a `BatchedAdder` writing groups of B items; tables store the
 groups (`batched_tables`) and `dataset` serves the learner single items again (`UnbatchedIterator`). The evaluator
 acts in one environment. Either way the actor is the builder's, acting as a batch (of one, for one environment).
+
+Action repeat (`config.action_repeat` = K > 1): every environment built here, the actors' and the evaluator's, is
+an `ActionRepeatWrapper` of K; batched, a `BatchedEnvironments` of them (a vector environment cannot repeat its
+sub-environments' actions one by one). The spec is the environment's own: repeating changes no shape.
 """
 
 import math
@@ -38,7 +42,7 @@ from acmelike.adders.batched import BatchedAdder, UnbatchedIterator, batched_tab
 from acmelike.replay import Prefetcher, never_blocking_inserts
 from acmelike.specs import EnvironmentSpec, make_environment_spec
 from acmelike.variables import VariableClient
-from acmelike.wrappers import BatchedEnvironments
+from acmelike.wrappers import ActionRepeatWrapper, BatchedEnvironments
 from launch.experiments.config import ExperimentConfig, OfflineExperimentConfig
 
 _LEARNER_STREAM, _EVALUATOR_STREAM, _FIRST_ACTOR_STREAM = 0, 1, 2
@@ -96,14 +100,20 @@ class AgentParts:
         """Actor `index`'s environment; with `num_envs` > 1 a batched one (see the module docstring)."""
         config, seed = self.config, actor_seed(self.config, index)
         if not self.batched:
-            return config.environment_factory(seed)
-        if config.vector_environment_factory is not None:
+            return self._environment(seed)
+        # A vector environment steps its sub-environments as one and cannot repeat their actions one by one.
+        if config.vector_environment_factory is not None and config.action_repeat == 1:
             return config.vector_environment_factory(num_envs=config.num_envs, seed=seed)
-
-        return BatchedEnvironments([config.environment_factory(seed + j) for j in range(config.num_envs)])
+        return BatchedEnvironments([self._environment(seed + j) for j in range(config.num_envs)])
 
     def evaluator_environment(self) -> dm_env.Environment:
-        return self.config.environment_factory(evaluator_seed(self.config))
+        return self._environment(evaluator_seed(self.config))
+
+    def _environment(self, seed: int) -> dm_env.Environment:
+        """One environment seeded `seed`, its actions repeated `config.action_repeat` times."""
+        environment = self.config.environment_factory(seed)
+        repeats = self.config.action_repeat
+        return environment if repeats == 1 else ActionRepeatWrapper(environment, repeats)
 
     # The agent.
 

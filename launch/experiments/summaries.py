@@ -88,8 +88,10 @@ def _number(value: float) -> Optional[float]:
 
 def summary_identity(config) -> Dict[str, Any]:
     """What names a run in its summary (`run_summary`'s `identity`): agent, env, seed and the resolved agent config
-    of an `ExperimentConfig` or `OfflineExperimentConfig`."""
-    return {"agent": config.agent, "env": config.environment, "seed": config.seed,
+    of an `ExperimentConfig` or `OfflineExperimentConfig`, and its `action_repeat` where it repeats actions (its
+    step counts are then the agent's steps, each that many environment steps)."""
+    repeat = {"action_repeat": config.action_repeat} if config.action_repeat != 1 else {}
+    return {"agent": config.agent, "env": config.environment, "seed": config.seed, **repeat,
             "config": config.agent_config_dict()}
 
 
@@ -100,7 +102,7 @@ def run_summary(
     window, also given as `return_window`), threshold and steps_to_threshold (the first actor step at which the
     average reached it; None if it never did or there is no threshold), for a multi-agent run each agent's
     `average_return_last_<N>/<agent id>` (the team's is the sum), steps_per_second, learner_steps, episodes, seed,
-    the resolved agent config, failed (false: `failed_summary` makes the summary of a run an error ended), then the
+    action_repeat (only where the run repeats actions), the resolved agent config, failed (false: `failed_summary` makes the summary of a run an error ended), then the
     runner's `extra` fields. `identity` names the run (`summary_identity`): agent, env, seed, config."""
     steps = int(counts.get("actor_steps", 0))
     return {
@@ -118,6 +120,7 @@ def run_summary(
         "learner_steps": int(counts.get("learner_steps", 0)),
         "episodes": tracker.episodes,
         "seed": identity["seed"],
+        **({"action_repeat": identity["action_repeat"]} if "action_repeat" in identity else {}),
         "config": identity["config"],
         "failed": False,
         **extra,

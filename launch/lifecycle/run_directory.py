@@ -284,8 +284,8 @@ def read_run_options(run_dir: str) -> RunOptions:
 def write_config(config) -> None:
     """Writes `<run_dir>/config.json`: the experiment's names, settings and resolved agent config, which
     `resume_arguments` reads back. An offline run's (an `OfflineExperimentConfig`) names its `dataset`, which marks
-    it offline, and its learner-step budget; an online run's its actor-step budget, `num_envs`, `inference`, `replay`
-    and `preset`."""
+    it offline, and its learner-step budget; an online run's its actor-step budget, `num_envs`, `inference`, `replay`,
+    `preset` and `action_repeat`."""
     data = {
         "agent": config.agent,
         "env": config.environment,
@@ -300,7 +300,8 @@ def write_config(config) -> None:
         data.update(dataset=config.dataset, max_num_learner_steps=config.max_num_learner_steps)
     else:
         data.update(max_num_actor_steps=config.max_num_actor_steps, num_envs=config.num_envs,
-                    inference=config.inference, replay=config.replay, preset=config.preset)
+                    inference=config.inference, replay=config.replay, preset=config.preset,
+                    action_repeat=config.action_repeat)
         if config.agent_reference is not None:  # an agent of your own: where it lives, never imported from here
             data["agent_reference"] = config.agent_reference
     data["agent_config"] = config.agent_config_dict()
@@ -348,10 +349,11 @@ def resume_arguments(run_dir: str) -> dict:
         if saved.get("dataset"):
             arguments.update(dataset=saved["dataset"], max_num_learner_steps=saved["max_num_learner_steps"],
                              num_evaluation_episodes=saved["num_evaluation_episodes"])
-        else:  # run directories written before num_envs, inference, replay and preset were recorded had the defaults
+        else:  # run directories written before num_envs, inference, replay, preset and action_repeat were recorded
+            # had the defaults
             arguments.update(max_num_actor_steps=saved["max_num_actor_steps"], num_envs=saved.get("num_envs", 1),
                              inference=saved.get("inference", "local"), replay=saved.get("replay", "reverb"),
-                             preset=saved.get("preset"))
+                             preset=saved.get("preset"), action_repeat=saved.get("action_repeat", 1))
         return arguments
     except KeyError as error:
         raise CheckpointError(f"Cannot resume {run_dir}: {path} has no field {error}.") from None

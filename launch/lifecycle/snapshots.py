@@ -18,7 +18,7 @@ def save_run_snapshot(config, learner, environment_spec, step: int) -> str:
     (params,) = learner.get_variables(["policy"])
     return save_snapshot(
         config.run_dir, step=step, params=params, agent=config.agent, config=config.agent_config,
-        environment_spec=environment_spec, environment=config.environment,
+        environment_spec=environment_spec, environment=config.environment, action_repeat=config.action_repeat,
     )
 
 

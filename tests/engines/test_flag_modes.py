@@ -128,6 +128,7 @@ EXAMPLES = {
     "--bind-address": Example(lambda m: ["--bind-address", "0.0.0.0"] + (["--replay", "reverb"] * (m == "single")),
                               lambda p, m: p.options.bind_address == "0.0.0.0"),
     "--num-envs": Example(lambda m: ["--num-envs", "4"], lambda p, m: p.config.num_envs == 4),
+    "--action-repeat": Example(lambda m: ["--action-repeat", "4"], lambda p, m: p.config.action_repeat == 4),
     "--inference": Example(lambda m: ["--inference", "central"], lambda p, m: p.config.inference == "central"),
     "--replay": Example(lambda m: ["--replay", "reverb"], lambda p, m: p.config.replay == "reverb"),
     "--seeds": Example(lambda m: ["--seeds", "0-2"], lambda p, m: p.config.seeds == (0, 1, 2)),
