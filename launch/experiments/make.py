@@ -6,6 +6,8 @@
                                     preset="mujoco")   # launch/presets/mujoco.json, before any overrides
     config = make_experiment_config(agent="sac", environment="dm_control/cartpole-swingup",
                                     max_num_actor_steps=100_000)   # the Control Suite (the dmc extra)
+    config = make_experiment_config(agent="sac", environment="dm_control/cheetah-run", action_repeat=4,
+                                    max_num_actor_steps=25_000)    # each action held 4 steps: 100k env steps
     offline = make_offline_experiment_config(agent="bc", dataset="cartpole/expert-v0", environment="CartPole-v1",
                                              max_num_learner_steps=2_000)
 
