@@ -78,7 +78,9 @@ class CellGroup:
     def command(self, run_dir: str) -> List[str]:
         """The `python -m launch` arguments that train this group (after `python -m launch`)."""
         task, suite = self.task, self.suite
-        argv = ["--agent", suite.agent_of(self.agent), "--env", self.env, "--steps", str(task.steps)]
+        argv = ["--agent", suite.agent_of(self.agent), "--env", self.env, "--steps", str(task.decisions)]
+        if task.action_repeat > 1:
+            argv += ["--action-repeat", str(task.action_repeat)]
         if self.launch == "anakin":
             argv += ["--launch", "anakin", "--seeds", ",".join(map(str, self.seeds))]
         else:
@@ -87,7 +89,7 @@ class CellGroup:
         preset = suite.preset_of(task.name)
         if preset:
             argv += ["--preset", preset]
-        for assignment in suite.config.get(self.agent, ()):
+        for assignment in (*suite.config.get(self.agent, ()), *task.config):
             argv += ["--config", assignment]
         return argv + ["--return-window", str(task.return_window), "--progress-seconds", "60",
                        "--run-dir", run_dir, "--overwrite"]
@@ -200,6 +202,7 @@ def run_group(group: CellGroup, out: str, runs: str, jobs: int = 1,
         "preset": group.suite.preset_of(group.task.name),
         "launch": group.launch,
         "budget_steps": group.task.steps,
+        **({"action_repeat": group.task.action_repeat} if group.task.action_repeat > 1 else {}),
         "return_window": group.task.return_window,
         "command": ["python", "-m", "launch", *argv],
         **({"resumed_with": ["python", "-m", "launch", *run_argv]} if resumed else {}),
@@ -285,8 +288,11 @@ def add_missing_evaluations(suite: Suite, done: Sequence[Tuple[str, str, int]], 
 
 
 def seed_results(directory: str, group: CellGroup, seed: int) -> Dict[str, Any]:
-    """The curve, returns and summary of one seed's run directory. ValueError if it finished no episode."""
+    """The curve, returns and summary of one seed's run directory, on environment steps (a task that repeats
+    actions logs decisions, each `action_repeat` steps). ValueError if it finished no episode."""
     steps, returns = read_episodes(os.path.join(directory, "actor.csv"))
+    repeat = group.task.action_repeat  # the suite's repeating tasks end no episode inside a run of repeats
+    steps = steps * repeat
     if not len(steps):
         raise ValueError(f"{directory}/actor.csv holds no finished episode")
     window = group.task.return_window
@@ -298,7 +304,7 @@ def seed_results(directory: str, group: CellGroup, seed: int) -> Dict[str, Any]:
     with open(os.path.join(directory, "summary.json")) as f:
         summary = json.load(f)
     return {
-        "env_steps": int(summary.get("env_steps", steps[-1])),
+        "env_steps": int(summary["env_steps"]) * repeat if "env_steps" in summary else int(steps[-1]),
         "episodes": len(returns),
         "final_average_return": round(float(averages[-1]), 3),
         "best_average_return": round(float(np.max(full)), 3),

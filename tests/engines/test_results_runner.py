@@ -226,3 +226,27 @@ def test_an_anakin_group_with_a_checkpoint_is_resumed_not_restarted(tmp_path):
     (run_dir / "run_options.json").unlink()
     (run_dir / "anakin.json").write_text("{}")  # an Anakin run directory written before run_options.json
     assert has_anakin_checkpoint(str(run_dir))
+
+
+def test_a_task_that_repeats_actions_trains_its_decisions_and_counts_environment_steps(tmp_path):
+    """dmc's cartpole-swingup at repeat 8: the cell trains 12,500 decisions (--action-repeat 8, the task's own
+    --config after the preset), and its record's curve and steps are the 100k environment steps they make."""
+    from benchmarks.results_runner.cells import CellGroup, seed_results
+    from benchmarks.results_runner.suites import Task
+
+    suite = SUITES["dmc"]
+    group = CellGroup(suite, "sac", suite.task("cartpole-swingup-repeat8"), (0,))
+    argv = group.command(str(tmp_path))
+    assert argv[argv.index("--steps") + 1] == "12500" and argv[argv.index("--action-repeat") + 1] == "8"
+    assert argv.index("--preset") < argv.index("discount=0.99")  # the task's override wins over the preset
+    # 100 episodes of 125 decisions, as actor.csv and summary.json count them: the episode's number as its return.
+    rows = ["episode_return,episode_length,actor_steps"] + [f"{k},125,{125 * k}" for k in range(1, 101)]
+    (tmp_path / "actor.csv").write_text("\n".join(rows) + "\n")
+    (tmp_path / "summary.json").write_text(json.dumps({"env_steps": 12_500}))
+    results = seed_results(str(tmp_path), group, 0)
+    assert results["env_steps"] == 100_000 and results["curve"]["steps"][-1] == 100_000
+    assert results["average_return_at_steps"]["100000"] == pytest.approx(np.mean(range(91, 101)))
+    halfway = results["curve"]["steps"].index(50_000)  # 50 episodes of 1,000 environment steps have ended
+    assert results["curve"]["average_return"][halfway] == pytest.approx(np.mean(range(41, 51)))
+    with pytest.raises(ValueError, match="multiple of action_repeat"):
+        Task("odd", "dm_control/cartpole-swingup", 1_000, action_repeat=3)
