@@ -481,7 +481,7 @@ DMC = Suite(
                 "mujoco 3.17.0): cartpole-swingup, walker-walk and cheetah-run, 1,000-step episodes, 100k "
                 "environment steps, in one process with --replay local.",
     tasks=tuple(Task(name, f"dm_control/{name}", 100_000, return_window=10) for name in _DMC) + (_REPEAT8,),
-    cells={"sac": _DMC + (_REPEAT8.name,), "td3": _DMC, "d4pg": _DMC, "mpo": _DMC},
+    cells={"sac": _DMC + (_REPEAT8.name,), "td3": _DMC, "d4pg": _DMC, "mpo": _DMC + (_REPEAT8.name,)},
     preset="dmc",
     seeds=(0, 1, 2),
     extras=("dmc",),
