@@ -479,7 +479,8 @@ DMC = Suite(
     name="dmc",
     description="SAC, TD3, D4PG and MPO on the DeepMind Control Suite from state features (dm_control 1.0.50, "
                 "mujoco 3.17.0): cartpole-swingup, walker-walk and cheetah-run, 1,000-step episodes, 100k "
-                "environment steps, in one process with --replay local.",
+                "environment steps, in one process with --replay local; and, for SAC and MPO, cartpole-swingup with "
+                "each action held 8 steps (cartpole-swingup-repeat8: 12,500 decisions).",
     tasks=tuple(Task(name, f"dm_control/{name}", 100_000, return_window=10) for name in _DMC) + (_REPEAT8,),
     cells={"sac": _DMC + (_REPEAT8.name,), "td3": _DMC, "d4pg": _DMC, "mpo": _DMC + (_REPEAT8.name,)},
     preset="dmc",
@@ -546,9 +547,14 @@ DMC = Suite(
         "clone at 0de7ab1 (901-1,007 s of CPU a cell): greedy 854.6, 858.6 and 713.2, so 808.8 ± 67.6 (at 0.99: "
         "736.1 ± 77.8). Seed 2 still settles, at 713.2 (709.1 at 0.99; 852.0 at repeat 8), so the horizon is only "
         "part of what the repeat does; the rest is untested here (exploration noise held for 8 steps, or 8 times "
-        "fewer decisions). The row stays below CURL's 835.0 ± 22.0 and pytorch_sac's 828.9, by one seed. The "
-        "command line has no action repeat (ActionRepeatWrapper is reached through the Python API), so the suite "
-        "cannot run cartpole-swingup at repeat 8.",
+        "fewer decisions). The row stays below CURL's 835.0 ± 22.0 and pytorch_sac's 828.9, by one seed.",
+        "SAC on cartpole-swingup at repeat 8 (the row cartpole-swingup-repeat8, PlaNet's protocol): --action-repeat "
+        "8 --steps 12500 with the preset and --config discount=0.99 random_warmup_steps=1000 min_replay_size=1000 "
+        "(the horizon and warm-up of the probe above). Its 3 cells, from a clean clone at 8901516 (143-151 s of "
+        "CPU a cell, an eighth of a repeat-1 cell's), return greedy 848.0, 846.3 and 852.0 (848.8 ± 2.4), the "
+        "probe's numbers to the digit, within CURL's 835.0 ± 22.0 at 100k. CURL's figures stand beside both "
+        "cartpole rows because CURL does not say whether its State SAC repeated actions; pytorch_sac's (action "
+        "repeat 1) beside the repeat-1 row only.",
         "TD3 (no published figure to compare) takes 3-step returns on cartpole-swingup and cheetah-run (9 cells "
         "retrained from a clean clone at 3803c4f, 2026-11-30) and TD3's own 1-step returns on walker-walk (seed 0 "
         "from commit 1e02bf4, seeds 1 and 2 from 47fe8e9, the same TD3 code): greedy 810.6 ± 43.1 on "
