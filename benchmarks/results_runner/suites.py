@@ -471,7 +471,7 @@ _DM_CONTROL = "dm_control {} from state features (version not given)"
 # Cartpole-swingup as PlaNet's benchmark (which CURL's table follows) runs it: each action held 8 steps, 12,500
 # decisions in 100k environment steps. 0.99 a decision is the horizon the preset's 0.99874 gives at one action a
 # step; the warm-up of 1,000 decisions is CURL's init_steps (the preset's 5,000 would be 40k environment steps).
-_REPEAT8 = Task("cartpole-swingup-repeat8", "dm_control/cartpole-swingup", 100_000, return_window=10, action_repeat=8,
+_REPEAT8 = Task("cartpole-repeat8", "dm_control/cartpole-swingup", 100_000, return_window=10, action_repeat=8,
                 config=("discount=0.99", "random_warmup_steps=1000", "min_replay_size=1000"))
 _DMC2GYM = "dm_control {} through dmc2gym, action repeat 1 (dm_control version not given)"
 
@@ -480,7 +480,7 @@ DMC = Suite(
     description="SAC, TD3, D4PG and MPO on the DeepMind Control Suite from state features (dm_control 1.0.50, "
                 "mujoco 3.17.0): cartpole-swingup, walker-walk and cheetah-run, 1,000-step episodes, 100k "
                 "environment steps, in one process with --replay local; and, for SAC and MPO, cartpole-swingup with "
-                "each action held 8 steps (cartpole-swingup-repeat8: 12,500 decisions).",
+                "each action held 8 steps (cartpole-repeat8: 12,500 decisions).",
     tasks=tuple(Task(name, f"dm_control/{name}", 100_000, return_window=10) for name in _DMC) + (_REPEAT8,),
     cells={"sac": _DMC + (_REPEAT8.name,), "td3": _DMC, "d4pg": _DMC, "mpo": _DMC + (_REPEAT8.name,)},
     preset="dmc",
@@ -548,7 +548,7 @@ DMC = Suite(
         "736.1 ± 77.8). Seed 2 still settles, at 713.2 (709.1 at 0.99; 852.0 at repeat 8), so the horizon is only "
         "part of what the repeat does; the rest is untested here (exploration noise held for 8 steps, or 8 times "
         "fewer decisions). The row stays below CURL's 835.0 ± 22.0 and pytorch_sac's 828.9, by one seed.",
-        "SAC on cartpole-swingup at repeat 8 (the row cartpole-swingup-repeat8, PlaNet's protocol): --action-repeat "
+        "SAC on cartpole-swingup at repeat 8 (the row cartpole-repeat8, PlaNet's protocol): --action-repeat "
         "8 --steps 12500 with the preset and --config discount=0.99 random_warmup_steps=1000 min_replay_size=1000 "
         "(the horizon and warm-up of the probe above). Its 3 cells, from a clean clone at 8901516 (143-151 s of "
         "CPU a cell, an eighth of a repeat-1 cell's), return greedy 848.0, 846.3 and 852.0 (848.8 ± 2.4), the "

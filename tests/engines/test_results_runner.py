@@ -235,7 +235,7 @@ def test_a_task_that_repeats_actions_trains_its_decisions_and_counts_environment
     from benchmarks.results_runner.suites import Task
 
     suite = SUITES["dmc"]
-    group = CellGroup(suite, "sac", suite.task("cartpole-swingup-repeat8"), (0,))
+    group = CellGroup(suite, "sac", suite.task("cartpole-repeat8"), (0,))
     argv = group.command(str(tmp_path))
     assert argv[argv.index("--steps") + 1] == "12500" and argv[argv.index("--action-repeat") + 1] == "8"
     assert argv.index("--preset") < argv.index("discount=0.99")  # the task's override wins over the preset
