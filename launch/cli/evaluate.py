@@ -8,8 +8,8 @@ is in the snapshot), rebuilt with gymnasium, PettingZoo for `mpe/...` or the Con
 (whose frames MuJoCo renders offscreen: acmelike.environments.control_suite says what a machine without a display
 needs); the policy is the agent's evaluation policy (e.g. greedy for DQN). A multi-agent run's returns are the
 team's (the sum over agents), and the result also holds each agent's mean return. A run that repeated actions
-(`--action-repeat K`) is evaluated repeating them K times, as its snapshot records; its video then holds one frame
-per decision, the last of its K steps. Nothing of the training code path (learner, replay, Launchpad) is built.
+(`--action-repeat K`) is evaluated repeating them K times, as its snapshot records; its video still holds a frame
+for every environment step. Nothing of the training code path (learner, replay, Launchpad) is built.
 """
 
 import argparse
@@ -27,7 +27,8 @@ from acmelike.checkpointing import CheckpointError
 from acmelike.environments import CONTROL_SUITE_PREFIX, make_control_suite_environment, render_frame
 from acmelike.loggers import NoOpLogger
 from acmelike.specs import make_environment_spec
-from acmelike.wrappers import ActionRepeatWrapper, check_environment_id_from_file, check_gymnasium_id
+from acmelike.wrappers import (ActionRepeatWrapper, EnvironmentWrapper, check_environment_id_from_file,
+                               check_gymnasium_id)
 from acmelike.wrappers.gymnasium_adapter import GymnasiumToDmEnv
 from acmelike.wrappers.pettingzoo_adapter import MPE_PREFIX, agent_ids, make_pettingzoo_environment
 from environment_loops import EnvironmentLoop
@@ -38,22 +39,31 @@ from launch.lifecycle.snapshots import load_snapshot
 ReadFrame = Callable[[dm_env.Environment], np.ndarray]  # an environment's current rgb frame, [H, W, 3] uint8
 
 
-class FrameRecorder:
-    """An EnvironmentLoop observer keeping the rgb frame of every step, read by `frame` (the one `make_environment`
-    gives with the environment, e.g. `render_frame` for a Control Suite task)."""
+class FrameRecorder(EnvironmentWrapper):
+    """Keeps the rgb frame after the wrapped environment's reset and after each of its steps, while `recording`,
+    read by `frame` (the one `make_environment` gives with the environment, e.g. `render_frame` for a Control Suite
+    task). A wrapper, not a loop observer, so that beneath an `ActionRepeatWrapper` it films every environment
+    step of a decision, not only the last."""
 
-    def __init__(self, frame: ReadFrame):
+    def __init__(self, environment: dm_env.Environment, frame: ReadFrame):
+        super().__init__(environment)
         self._frame = frame
         self.frames: List[np.ndarray] = []
+        self.recording = True
 
-    def observe_first(self, env, timestep) -> None:
-        self.frames.append(self._frame(env))
+    def reset(self) -> dm_env.TimeStep:
+        timestep = self._environment.reset()
+        self._keep()
+        return timestep
 
-    def observe(self, env, timestep, action) -> None:
-        self.frames.append(self._frame(env))
+    def step(self, action) -> dm_env.TimeStep:
+        timestep = self._environment.step(action)
+        self._keep()
+        return timestep
 
-    def get_metrics(self) -> dict:
-        return {}
+    def _keep(self) -> None:
+        if self.recording:
+            self.frames.append(self._frame(self._environment))
 
 
 def write_video(frames: List[np.ndarray], path: str, fps: int = 30) -> None:
@@ -115,15 +125,17 @@ def evaluate(
             raise ValueError(f"The snapshot {snapshot.path} names no environment: pass --env.")
         check_environment_id_from_file(environment, f"The snapshot {snapshot.path}")
     env, frame = make_environment(environment, seed, render=video is not None)
+    recorder = FrameRecorder(env, frame) if video is not None else None
+    env = env if recorder is None else recorder
     if snapshot.action_repeat > 1:  # the policy decided every K steps in training, so it does here
         env = ActionRepeatWrapper(env, snapshot.action_repeat)
     _check_spec(snapshot, make_environment_spec(env), environment)
     actor = snapshot.make_actor(seed)
-    recorder = FrameRecorder(frame)
     episode_results = []
     for episode in range(episodes):
-        observers = (recorder,) if video is not None and episode == 0 else ()
-        loop = EnvironmentLoop(env, actor, logger=NoOpLogger(), observers=observers, should_update=False)
+        if recorder is not None:
+            recorder.recording = episode == 0  # the video is the first episode
+        loop = EnvironmentLoop(env, actor, logger=NoOpLogger(), should_update=False)
         episode_results.append(loop.run_episode())
     env.close()
     returns = [float(episode_result["episode_return"]) for episode_result in episode_results]

@@ -54,6 +54,13 @@ def test_evaluate_repeats_as_the_run_did_and_record_refuses(repeated_run, tmp_pa
         record(dataset_id="cartpole/repeated-v0", episodes=1, run_dir=run_dir)
 
 
+def test_a_video_of_a_repeated_run_films_every_environment_step(repeated_run, tmp_path):
+    _, run_dir = repeated_run
+    result = evaluate(run_dir, episodes=1, video=str(tmp_path / "episode.gif"))
+    # CartPole pays 1 a step, so the return counts the episode's environment steps; the reset adds one frame.
+    assert result["frames"] == result["returns"][0] + 1
+
+
 def test_a_resumed_run_keeps_its_repeat_and_refuses_another(repeated_run):
     _, run_dir = repeated_run
     result = plan(["--resume", run_dir])

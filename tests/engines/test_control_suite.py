@@ -92,9 +92,8 @@ def test_the_python_api_takes_a_control_suite_id_or_the_suites_own_environment()
                     reason="no display, EGL or OSMesa: MuJoCo cannot render here (acmelike.environments.control_suite)")
 def test_evaluates_frame_recorder_renders_the_suites_frames():
     environment, frame = make_environment("dm_control/cartpole-swingup", seed=0, render=True)
-    recorder = FrameRecorder(frame)
-    timestep = environment.reset()
-    recorder.observe_first(environment, timestep)
-    recorder.observe(environment, environment.step(np.ones(1, np.float32)), np.ones(1, np.float32))
+    recorder = FrameRecorder(environment, frame)
+    recorder.reset()
+    recorder.step(np.ones(1, np.float32))
     assert [frame.shape for frame in recorder.frames] == [(240, 320, 3)] * 2
     assert recorder.frames[0].dtype == np.uint8 and recorder.frames[0].std() > 0  # a picture, not a blank
