@@ -293,19 +293,21 @@ MUJOCO = Suite(
         Reference("td3", "Walker2d-v5", 483.0, 174.0, 100_000, TIANSHOU, _V3.format("Walker2d")),
     ),
     notes=(
-        "D4PG (the preset's settings, 3 seeds, 2026-11-27; Hopper-v5's and HalfCheetah-v5's retrained on "
-        "2026-11-30): deterministic returns at 100k of 1,540.8 ± 694.1 on HalfCheetah-v5, 1,184.6 ± 256.7 on "
-        "Hopper-v5 and 810.8 ± 254.1 on Walker2d-v5. With no published D4PG "
+        "D4PG (the preset's settings, 3 seeds, every task's retrained on 2026-11-30 with the dQ/da clip (3179f13) "
+        "and the policy's near-zero last layer (16a033f)): deterministic returns at 100k of 1,540.8 ± 694.1 on "
+        "HalfCheetah-v5, 1,184.6 ± 256.7 on Hopper-v5 and 657.5 ± 159.1 on Walker2d-v5. With no published D4PG "
         "figure there is no verdict; beside our own TD3 under Tianshou's recipe (3,661.2, 560.6, 295.4) D4PG is "
         "ahead on the two tasks that terminate and far behind on HalfCheetah, whose 1,000-step episodes never end "
         "early. Not investigated: the preset notes Acme's learning rate (1e-4) and exploration noise (0.3) as the "
-        "first differences to try. The Walker2d-v5 cells predate two of D4PG's defaults: the dQ/da clip (3179f13; "
-        "their records say dqda_clipping 0.0) and the policy's near-zero last layer (16a033f; the jax suite's "
-        "notes). Hopper-v5's were retrained with both from a clean clone at 5fbb824: 1,038.0, 970.3 and 1,545.5 "
+        "first differences to try. The first cells predated both defaults (their records said dqda_clipping 0.0). "
+        "Hopper-v5's were retrained with both from a clean clone at 5fbb824: 1,038.0, 970.3 and 1,545.5 "
         "(before: 445.4, 1,472.5 and 1,379.8, 1,099.2 ± 463.9), within a seed's spread, seed 0's low end gone. "
         "HalfCheetah-v5's were retrained from a clean clone at 59f6c87 (788-798 s of CPU a cell): 2,477.7, 818.7 "
         "and 1,326.0 (before: 998.5, 1,541.8 and 1,476.7, 1,339.0 ± 242.2), the same seeds' mean higher and their "
-        "spread wider; seed 0's training average reached 2,874.5, still below TD3's 3,661.2.",
+        "spread wider; seed 0's training average reached 2,874.5, still below TD3's 3,661.2. Walker2d-v5's were "
+        "retrained from a clean clone at ae1eedf (732-921 s of CPU a cell): 628.0, 479.1 and 865.4 (before: 645.8, "
+        "1,169.8 and 616.8, 810.8 ± 254.1), seed 1's 1,169.8 gone and the mean lower by less than one before-std; "
+        "still ahead of TD3's 295.4 there.",
         "D4PG and MPO have no published 100k-step MuJoCo figure. MPO runs beside SAC (issue 24) on SAC's footing "
         "with its own Pendulum-tuned settings: seed 0 on HalfCheetah-v5 ends at 1,794.1 (deterministic 1,936.5), "
         "far below SAC; agents/mpo/README.md says what differs from Acme's MPO.",
