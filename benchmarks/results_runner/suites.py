@@ -552,7 +552,7 @@ DMC = Suite(
         "fewer decisions). The row stays below CURL's 835.0 ± 22.0 and pytorch_sac's 828.9, by one seed.",
         "SAC on cartpole-swingup at repeat 8 (the row cartpole-repeat8, PlaNet's protocol): --action-repeat "
         "8 --steps 12500 with the preset and --config discount=0.99 random_warmup_steps=1000 min_replay_size=1000 "
-        "(the horizon and warm-up of the probe above). Its 3 cells, from a clean clone at 8901516 (143-151 s of "
+        "(the horizon and warm-up of the probe above). Its 3 cells, from a clean clone at a491753 (111-127 s of "
         "CPU a cell, an eighth of a repeat-1 cell's), return greedy 848.0, 846.3 and 852.0 (848.8 ± 2.4), the "
         "probe's numbers to the digit, within CURL's 835.0 ± 22.0 at 100k. CURL's figures stand beside both "
         "cartpole rows because CURL does not say whether its State SAC repeated actions; pytorch_sac's (action "
@@ -589,9 +589,10 @@ DMC = Suite(
         "clone at bdf2431, the same MPO code; no published figure to compare): greedy 735.7 ± 173.3 on "
         "cartpole-swingup, 554.0 ± 157.5 on walker-walk and 189.7 ± 2.8 on cheetah-run. Cartpole-swingup's seed 1 "
         "settles at greedy 490.7 (seeds 0 and 2: 855.4 and 861.1), as two of SAC's seeds settled below their "
-        "third there at 0.99. At action repeat 8 (as SAC's probe above, 12.5k decisions) seed 1 reached 847.9; "
-        "MPO at repeat 1 with the longer horizon is untested (a cell costs about 2,500 s of CPU), so MPO's preset "
-        "keeps 0.99. 20 sampled actions per state make MPO the slowest of the four: 2,290-2,772 s of CPU a "
+        "third there at 0.99. At action repeat 8 (the row cartpole-repeat8, SAC's settings there: 12,500 decisions, "
+        "discount 0.99, a warm-up of 1,000; 3 cells from a clean clone at a491753, 292-318 s of CPU a cell) every "
+        "seed swings up: greedy 846.0, 847.9 and 850.9, 848.2 ± 2.0, seed 1 included. MPO at repeat 1 with the "
+        "longer horizon is untested (a cell costs about 2,500 s of CPU), so MPO's preset keeps 0.99. 20 sampled actions per state make MPO the slowest of the four: 2,290-2,772 s of CPU a "
         "cell.",
         "Wall time per cell: SAC 824-1,083 s (659-824 s CPU), two cells at a time (cartpole-swingup's retrained "
         "cells 612-1,420 s, 901-1,007 s CPU, one at a time beside other work); TD3 560-1,083 s (704-754 s "
