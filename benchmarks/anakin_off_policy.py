@@ -8,8 +8,9 @@ transitions per iteration (one SGD step per environment step), learning once 1,0
 defaults otherwise:
 - TD3: a tanh deterministic policy, twin critics, Gaussian exploration 0.1 in the unit box, target policy
   smoothing (0.2, clipped at 0.5), policy and targets updated every second SGD step;
-- D4PG: the same policy, one critic of 51 atoms on [-1000, 0], exploration 0.2; the target distribution at
-  (s', mu'(s')) shifted by the reward and projected onto the atoms, the policy following the critic's mean;
+- D4PG: the same policy but its last layer starting near zero (D4PG's), one critic of 51 atoms on [-1000, 0],
+  exploration 0.2; the target distribution at (s', mu'(s')) shifted by the reward and projected onto the atoms,
+  the policy following the critic's mean;
 - MPO: its own networks' size, ReLU MLPs 128x128 (with 20 sampled actions per state, 256x256 made one quick run
   of the bare loop take 4 minutes on the loaded 2-core VM), a Gaussian policy (tanh mean, softplus stddev), a
   scalar critic evaluated under 20 actions of the target
@@ -53,20 +54,24 @@ MPO_SAMPLES, MPO_EPSILON, MPO_EPSILON_MEAN, MPO_EPSILON_STDDEV, MPO_HIDDEN = 20,
 MPO_INIT_LOG_DUAL, MPO_DUAL_LR, MPO_MAX_GRADIENT_NORM, MPO_INIT_STDDEV, MPO_MIN_STDDEV = 10.0, 1e-2, 40.0, 0.5, 1e-3
 
 
-def _modules(action_size: int, critic_outputs: int, num_critics: int, hidden=HIDDEN):
+def _modules(action_size: int, critic_outputs: int, num_critics: int, hidden=HIDDEN, near_zero_policy=False):
     """(policy, critic) flax modules: mu(s) = tanh(MLP(s)); Q(s, a) = MLP([s, a]), `num_critics` of them stacked
-    (outputs [N, B, K]), each ending in `critic_outputs` units."""
+    (outputs [N, B, K]), each ending in `critic_outputs` units. `near_zero_policy`: the policy's last layer starts
+    near zero (variance scaling 1e-4), as D4PG's does."""
     import flax.linen as nn
 
-    def mlp(x, out):
+    def mlp(x, out, last_init=nn.initializers.lecun_normal()):
         for size in hidden:
             x = nn.relu(nn.Dense(size)(x))
-        return nn.Dense(out)(x)
+        return nn.Dense(out, kernel_init=last_init)(x)
+
+    policy_init = (nn.initializers.variance_scaling(1e-4, "fan_in", "truncated_normal") if near_zero_policy
+                   else nn.initializers.lecun_normal())
 
     class Policy(nn.Module):
         @nn.compact
         def __call__(self, obs):
-            return jnp.tanh(mlp(obs, action_size))
+            return jnp.tanh(mlp(obs, action_size, policy_init))
 
     class Critic(nn.Module):
         @nn.compact
@@ -135,14 +140,14 @@ def bare_loop(iterations: int, init_learner, act, sgd_step):
     return train
 
 
-def _deterministic_pieces(noise: float, critic_outputs: int, num_critics: int):
+def _deterministic_pieces(noise: float, critic_outputs: int, num_critics: int, near_zero_policy: bool = False):
     """What TD3's and D4PG's bare loops share: their modules (policy, critics), an Adam, `init_learner` of a
     learner (policy, target policy, critics, target critics, optimiser states, SGD steps) and `act`, Gaussian
     exploration in the unit box."""
     import optax
 
     _, _, obs_size, action_size, _ = pendulum()
-    policy, critics = _modules(action_size, critic_outputs, num_critics)
+    policy, critics = _modules(action_size, critic_outputs, num_critics, near_zero_policy=near_zero_policy)
     adam = optax.adam(LR)
 
     def init_learner(key):
@@ -201,7 +206,7 @@ def d4pg_baseline(iterations: int):
     """A bare jitted D4PG (own code): the categorical projection written out (Bellemare et al., 2017)."""
     import optax
 
-    policy, critics, adam, init_learner, act = _deterministic_pieces(D4PG_NOISE, D4PG_ATOMS, 1)
+    policy, critics, adam, init_learner, act = _deterministic_pieces(D4PG_NOISE, D4PG_ATOMS, 1, near_zero_policy=True)
     support = jnp.linspace(D4PG_V_MIN, D4PG_V_MAX, D4PG_ATOMS)
     delta = (D4PG_V_MAX - D4PG_V_MIN) / (D4PG_ATOMS - 1)
 

@@ -5,26 +5,34 @@ from typing import Optional, Tuple
 import chex
 import jax
 import jax.numpy as jnp
-import rlax
 
 
 def categorical_projection(values: jax.Array, probs: jax.Array, support: jax.Array) -> jax.Array:
     """Projects distributions with atoms at `values` onto the fixed `support` (Cramer / L2 projection).
 
     Each probability mass at a value z between support atoms z_j <= z <= z_{j+1} is split between them in
-    proportion to closeness; values outside [support[0], support[-1]] go to the end atoms (rlax's
-    `categorical_l2_project`, vmapped over the batch).
+    proportion to closeness; values outside [support[0], support[-1]] go to the end atoms. The same projection as
+    rlax's `categorical_l2_project` vmapped over the batch, computed by locating each value's pair of atoms and
+    adding its two shares there: O(B K') rather than rlax's O(B K' K) comparisons of every value with every atom,
+    which made D4PG's fully jitted form 1.1x a bare loop's run time on Pendulum (benchmarks/anakin_off_policy.py).
 
     Args:
       values: [B, K'] atom locations of each source distribution (e.g. r + discount * support).
       probs: [B, K'] their probabilities.
-      support: [K] the target support, increasing.
+      support: [K] the target support, increasing, K >= 2.
 
     Returns:
       [B, K] probabilities on `support`.
     """
     chex.assert_rank([values, probs, support], [2, 2, 1])
-    return jax.vmap(rlax.categorical_l2_project, in_axes=(0, 0, None))(values, probs, support)
+    num_atoms = support.shape[0]
+    z = jnp.clip(values, support[0], support[-1])
+    lower = jnp.clip(jnp.searchsorted(support, z, side="right") - 1, 0, num_atoms - 2)  # z in [s[l], s[l + 1]]
+    upper_share = (z - support[lower]) / (support[lower + 1] - support[lower])
+    rows = jnp.arange(values.shape[0])[:, None]
+    projected = jnp.zeros((values.shape[0], num_atoms), probs.dtype)
+    projected = projected.at[rows, lower].add(probs * (1.0 - upper_share))
+    return projected.at[rows, lower + 1].add(probs * upper_share)
 
 
 def categorical_td_loss(

@@ -228,6 +228,18 @@ def test_categorical_projection_matches_a_hand_computed_case():
     np.testing.assert_allclose(projected, [[0.25, 0.25 + 0.0625, 0.1875 + 0.25]], atol=1e-6)
 
 
+def test_categorical_projection_is_rlaxs_on_an_uneven_support():
+    """rlax's categorical_l2_project, vmapped, on a support of uneven gaps, with values below, between, on and above
+    its atoms, and fewer source atoms than target atoms."""
+    rng = np.random.default_rng(0)
+    support = jnp.asarray(np.sort(rng.uniform(-10.0, 10.0, size=7)), jnp.float32)
+    values = jnp.asarray(rng.uniform(-15.0, 15.0, size=(32, 5)), jnp.float32)
+    values = values.at[0, :3].set(support[:3])  # exactly on atoms
+    probs = jax.nn.softmax(jnp.asarray(rng.normal(size=(32, 5)), jnp.float32))
+    expected = jax.vmap(rlax.categorical_l2_project, in_axes=(0, 0, None))(values, probs, support)
+    np.testing.assert_allclose(categorical_projection(values, probs, support), expected, atol=1e-6)
+
+
 @pytest.mark.filterwarnings("ignore:Rlax categorical_cross_entropy:PendingDeprecationWarning")
 def test_categorical_td_loss_is_the_cross_entropy_to_the_projected_target():
     support = jnp.linspace(-2.0, 2.0, 5)
