@@ -592,8 +592,8 @@ DMC = Suite(
         "third there at 0.99. At action repeat 8 (the row cartpole-repeat8, SAC's settings there: 12,500 decisions, "
         "discount 0.99, a warm-up of 1,000; 3 cells from a clean clone at a491753, 292-318 s of CPU a cell) every "
         "seed swings up: greedy 846.0, 847.9 and 850.9, 848.2 ± 2.0, seed 1 included. MPO at repeat 1 with the "
-        "longer horizon is untested (a cell costs about 2,500 s of CPU), so MPO's preset keeps 0.99. 20 sampled actions per state make MPO the slowest of the four: 2,290-2,772 s of CPU a "
-        "cell.",
+        "longer horizon is untested (a cell costs about 2,500 s of CPU), so MPO's preset keeps 0.99. 20 sampled "
+        "actions per state make MPO the slowest of the four: 2,290-2,772 s of CPU a cell.",
         "Wall time per cell: SAC 824-1,083 s (659-824 s CPU), two cells at a time (cartpole-swingup's retrained "
         "cells 612-1,420 s, 901-1,007 s CPU, one at a time beside other work); TD3 560-1,083 s (704-754 s "
         "CPU), two at a time beside other work; D4PG 623-887 s (704-876 s CPU) and MPO 2,544-4,730 s "
