@@ -26,6 +26,7 @@ from dm_env import specs
 from acmelike import core
 from acmelike.checkpointing import ARRAYS, CheckpointError, Checkpointer, latest_checkpoint, read_metadata
 from acmelike.specs import EnvironmentSpec
+from acmelike.wrappers.action_repeat import is_repeat_count
 from acmelike.wrappers.pettingzoo_adapter import AgentObservation
 
 SNAPSHOTS = "snapshots"
@@ -207,7 +208,7 @@ def load_snapshot(path: str, *, resolve_agent: Callable[[str], Any]) -> Snapshot
         config = config_from_json(definition.config_class, metadata["config"])
         spec = environment_spec_from_json(metadata["environment_spec"])
         action_repeat = metadata.get("action_repeat", 1)
-        if isinstance(action_repeat, bool) or not isinstance(action_repeat, int) or action_repeat < 1:
+        if not is_repeat_count(action_repeat):
             raise ValueError(f"action_repeat must be an int >= 1, got {action_repeat!r}")
     except (KeyError, ValueError, TypeError, ImportError, AttributeError) as error:
         raise CheckpointError(

@@ -8,7 +8,7 @@ action repeat.
     environment = ActionRepeatWrapper(environment, repeats=8)  # each action held for 8 environment steps
 """
 
-from acmelike.wrappers.action_repeat import ActionRepeatWrapper
+from acmelike.wrappers.action_repeat import ActionRepeatWrapper, is_repeat_count, repeat_actions
 from acmelike.wrappers.base import EnvironmentWrapper
 from acmelike.wrappers.concatenate import ConcatObservationWrapper, concatenate_state_nest, is_state_nest
 from acmelike.wrappers.gymnasium_adapter import (
@@ -33,7 +33,9 @@ __all__ = [
     "check_environment_id_from_file",
     "check_gymnasium_id",
     "concatenate_state_nest",
+    "is_repeat_count",
     "is_state_nest",
     "make_gymnasium_environment",
     "make_vector_environment",
+    "repeat_actions",
 ]

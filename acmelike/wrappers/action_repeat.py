@@ -2,15 +2,23 @@
 
     environment = ActionRepeatWrapper(make_control_suite_environment("dm_control/cheetah-run", seed=0), 4)
     # a 1,000-step episode is now 250 agent steps; each step's reward is the sum of its 4 environment steps'
+    environment = repeat_actions(environment, config.action_repeat)   # the environment itself when 1
 
 The Control Suite's pixel benchmarks (PlaNet, SAC+AE, CURL, DrQ) repeat actions: 8 on cartpole, 4 on cheetah, 2 on
 walker, and count their budgets in environment steps, so 100k environment steps are 25k decisions on cheetah-run.
 An agent with discount `gamma` per decision then looks `repeats` times further ahead in environment time.
 """
 
+from typing import Any
+
 import dm_env
 
 from acmelike.wrappers.base import EnvironmentWrapper
+
+
+def is_repeat_count(repeats: Any) -> bool:
+    """Whether `repeats` can be a repeat: an int >= 1 (not a bool, whose True would pass as 1)."""
+    return isinstance(repeats, int) and not isinstance(repeats, bool) and repeats >= 1
 
 
 class ActionRepeatWrapper(EnvironmentWrapper):
@@ -23,7 +31,7 @@ class ActionRepeatWrapper(EnvironmentWrapper):
     """
 
     def __init__(self, environment: dm_env.Environment, repeats: int):
-        if not isinstance(repeats, int) or isinstance(repeats, bool) or repeats < 1:
+        if not is_repeat_count(repeats):
             raise ValueError(f"repeats must be a positive int (1 repeats nothing), got {repeats!r}.")
         super().__init__(environment)
         self._repeats = repeats
@@ -45,3 +53,9 @@ class ActionRepeatWrapper(EnvironmentWrapper):
             reward = reward + timestep.reward
             discount = discount * timestep.discount
         return timestep._replace(reward=reward, discount=discount)
+
+
+def repeat_actions(environment: dm_env.Environment, repeats: int) -> dm_env.Environment:
+    """`environment` with each action held for `repeats` steps: itself when `repeats` is 1, so a run that repeats
+    nothing steps its environment with no wrapper in between."""
+    return environment if repeats == 1 else ActionRepeatWrapper(environment, repeats)

@@ -27,8 +27,7 @@ from acmelike.checkpointing import CheckpointError
 from acmelike.environments import CONTROL_SUITE_PREFIX, make_control_suite_environment, render_frame
 from acmelike.loggers import NoOpLogger
 from acmelike.specs import make_environment_spec
-from acmelike.wrappers import (ActionRepeatWrapper, EnvironmentWrapper, check_environment_id_from_file,
-                               check_gymnasium_id)
+from acmelike.wrappers import EnvironmentWrapper, check_environment_id_from_file, check_gymnasium_id, repeat_actions
 from acmelike.wrappers.gymnasium_adapter import GymnasiumToDmEnv
 from acmelike.wrappers.pettingzoo_adapter import MPE_PREFIX, agent_ids, make_pettingzoo_environment
 from environment_loops import EnvironmentLoop
@@ -126,9 +125,8 @@ def evaluate(
         check_environment_id_from_file(environment, f"The snapshot {snapshot.path}")
     env, frame = make_environment(environment, seed, render=video is not None)
     recorder = FrameRecorder(env, frame) if video is not None else None
-    env = env if recorder is None else recorder
-    if snapshot.action_repeat > 1:  # the policy decided every K steps in training, so it does here
-        env = ActionRepeatWrapper(env, snapshot.action_repeat)
+    # The policy decided every K steps in training, so it does here; the recorder beneath films every step.
+    env = repeat_actions(env if recorder is None else recorder, snapshot.action_repeat)
     _check_spec(snapshot, make_environment_spec(env), environment)
     actor = snapshot.make_actor(seed)
     episode_results = []

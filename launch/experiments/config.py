@@ -16,6 +16,7 @@ import dm_env
 from acmelike.builders import ActorLearnerBuilder, OfflineBuilder
 from acmelike.specs import EnvironmentSpec
 from acmelike.types import ReplaySample
+from acmelike.wrappers import is_repeat_count
 from launch.registry import AGENTS, agent_definition
 
 INFERENCE_MODES = ("local", "central")  # see ExperimentConfig.inference
@@ -33,11 +34,6 @@ def check_seed(seed: int, name: str = "seed") -> None:
             f"{name} = {seed!r}; a seed must be an integer from 0 to {MAX_SEED} (2**32 - 1): JAX's PRNGKey keeps "
             f"only 32 bits of it, and gymnasium refuses negative seeds. Choose a seed in that range."
         )
-
-
-def _is_count(value: Any) -> bool:
-    """An int >= 1 (not a bool, whose True would pass as 1)."""
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1
 
 
 class _AgentAccess:
@@ -167,7 +163,7 @@ class ExperimentConfig(_AgentAccess):
             ("inference", self.inference in INFERENCE_MODES, f"one of {', '.join(INFERENCE_MODES)}"),
             ("inference_timeout_s", self.inference_timeout_s >= 0, ">= 0"),
             ("replay", self.replay in REPLAY_KINDS, f"one of {', '.join(REPLAY_KINDS)}"),
-            ("action_repeat", _is_count(self.action_repeat), "an int >= 1 (1: no repeat)"),
+            ("action_repeat", is_repeat_count(self.action_repeat), "an int >= 1 (1: no repeat)"),
         ):
             if not ok:
                 raise ValueError(f"ExperimentConfig.{name} = {getattr(self, name)!r}; it must be {allowed}.")

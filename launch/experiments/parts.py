@@ -42,7 +42,7 @@ from acmelike.adders.batched import BatchedAdder, UnbatchedIterator, batched_tab
 from acmelike.replay import Prefetcher, never_blocking_inserts
 from acmelike.specs import EnvironmentSpec, make_environment_spec
 from acmelike.variables import VariableClient
-from acmelike.wrappers import ActionRepeatWrapper, BatchedEnvironments
+from acmelike.wrappers import BatchedEnvironments, repeat_actions
 from launch.experiments.config import ExperimentConfig, OfflineExperimentConfig
 
 _LEARNER_STREAM, _EVALUATOR_STREAM, _FIRST_ACTOR_STREAM = 0, 1, 2
@@ -111,9 +111,7 @@ class AgentParts:
 
     def _environment(self, seed: int) -> dm_env.Environment:
         """One environment seeded `seed`, its actions repeated `config.action_repeat` times."""
-        environment = self.config.environment_factory(seed)
-        repeats = self.config.action_repeat
-        return environment if repeats == 1 else ActionRepeatWrapper(environment, repeats)
+        return repeat_actions(self.config.environment_factory(seed), self.config.action_repeat)
 
     # The agent.
 

@@ -103,7 +103,8 @@ def run_summary(
     average reached it; None if it never did or there is no threshold), for a multi-agent run each agent's
     `average_return_last_<N>/<agent id>` (the team's is the sum), steps_per_second, learner_steps, episodes, seed,
     action_repeat (only where the run repeats actions), the resolved agent config, failed (false: `failed_summary`
-    makes the summary of a run an error ended), then the runner's `extra` fields. `identity` names the run (`summary_identity`): agent, env, seed, config."""
+    makes the summary of a run an error ended), then the runner's `extra` fields. `identity` names the run
+    (`summary_identity`): agent, env, seed, config."""
     steps = int(counts.get("actor_steps", 0))
     return {
         "agent": identity["agent"],
