@@ -12,8 +12,8 @@ Environments are stepped under `vmap`, steps and updates run under `lax.scan`, a
 
 The agents' forms put them together with a replay: `off_policy` (n-step transitions: DQN, SAC, TD3, D4PG, MPO),
 `recurrent_replay` (Step sequences with their stored recurrent state: R2D2, MuZero) or none (`on_policy_agent`: PPO,
-IPPO, MAPPO, IMPALA); `actor_params.with_variable_client` gives each environment's actor its own parameter copy.
-The runners that put them together live in `launch/engines/anakin.py`.
+IPPO, MAPPO, IMPALA); a `StepStream` with a `variable_update_period` gives each environment's actor its own
+parameter copy. The runners that put them together live in `launch/engines/anakin.py`.
 """
 
 from acmelike.anakin.brax import BRAX_PREFIX, make_brax_environment

@@ -32,7 +32,6 @@ import jax
 import jax.numpy as jnp
 
 from acmelike.actors.actor_core import ActorCore
-from acmelike.anakin.actor_params import with_variable_client
 from acmelike.anakin.agent import SEEDS_AXIS, AnakinAgent, IterationOutputs
 from acmelike.anakin.environment import JaxEnvironment
 from acmelike.anakin.off_policy import learn_or_wait, raise_priorities, sample_in_proportion, sgd_steps
@@ -182,7 +181,7 @@ class SequenceReplay:
 def sequence_replay_agent(name: str, environment: JaxEnvironment, config, policy: ActorCore,
                           init_training_state: Callable[[jax.Array], Any], update_step,
                           policy_params: Callable[[Any], Any], num_envs: Optional[int] = None,
-                          loss_keys: Tuple[str, ...] = ("loss",)) -> AnakinAgent:
+                          loss_keys: Tuple[str, ...] = ("loss",), variable_update_period: int = 1) -> AnakinAgent:
     """The Anakin form of an agent that learns from a `SequenceReplay` of its config (R2D2's fields: see the module
     docstring): `policy` acts in a `StepStream` (its recurrent state carried from row to row and reset at each
     episode's start, its extras, e.g. `core_state`, stored with each row), the rows go into the replay, and, once it
@@ -191,7 +190,8 @@ def sequence_replay_agent(name: str, environment: JaxEnvironment, config, policy
 
     Per iteration: `sgd_steps_and_inserts(config)` gives the SGD steps and the sequences inserted; `num_envs`
     (None: one per inserted sequence) must divide those sequences, and each environment writes `sequence_period`
-    rows per sequence it inserts. `policy` is called with `policy_params(training_state)`.
+    rows per sequence it inserts. `policy` is called with `policy_params(training_state)`, each environment's
+    actor with its own copy, fetched every `variable_update_period` of its actions (`StepStream`).
     """
     steps_per_iteration, inserts = sgd_steps_and_inserts(config)
     num_envs = num_envs or inserts
@@ -202,13 +202,13 @@ def sequence_replay_agent(name: str, environment: JaxEnvironment, config, policy
             f"samples_per_insert."
         )
     rows_per_env = inserts // num_envs * config.sequence_period
-    stream = StepStream(environment, policy)
+    stream = StepStream(environment, policy, variable_update_period)
     replay = SequenceReplay.from_config(config, num_envs, rows_per_env)
 
     def init(key):
         learner_key, stream_key, key = jax.random.split(key, 3)
         training_state = init_training_state(learner_key)
-        stream_state = stream.init(stream_key, num_envs)
+        stream_state = stream.init(stream_key, num_envs, policy_params(training_state))
         # The shapes of one environment's row, without tracing the policy into `init`.
         example = jax.eval_shape(stream.next_row, stream_state)
         replay_state = replay.init(jax.tree_util.tree_map(lambda x: jnp.zeros(x.shape[1:], x.dtype), example))
@@ -234,23 +234,21 @@ def sequence_replay_agent(name: str, environment: JaxEnvironment, config, policy
 
 
 def builder_sequence_replay_agent(name: str, environment: JaxEnvironment, config, builder, networks, learning,
-                                  init_params: Callable[[jax.Array], Any], num_envs: Optional[int] = None,
-                                  loss_keys: Tuple[str, ...] = ("loss",)) -> AnakinAgent:
+                                  num_envs: Optional[int] = None, loss_keys: Tuple[str, ...] = ("loss",)
+                                  ) -> AnakinAgent:
     """`sequence_replay_agent` for an agent whose builder makes its acting policy and whose learning module holds
     its pure pieces (R2D2, MuZero): `builder.make_policy(networks=..., environment_spec=...)` acts, each
     environment's actor with its own copy of the training state's `params`, fetched every
-    `config.variable_update_period` of its actions (`with_variable_client`); `learning.init_training_state(networks,
-    config, key)` and `learning.make_update_step(networks, config, seeds_axis=SEEDS_AXIS)` learn (the update step
-    takes its periodic decisions, e.g. the target network's copy, once for every seed, so they stay branches).
-    `init_params(key)` is the networks' init (its output's shapes are the parameters' copy)."""
-    policy = builder.make_policy(networks=networks, environment_spec=environment.spec)
-    example_params = jax.eval_shape(init_params, jax.random.PRNGKey(0))
+    `config.variable_update_period` of its actions; `learning.init_training_state(networks, config, key)` and
+    `learning.make_update_step(networks, config, seeds_axis=SEEDS_AXIS)` learn (the update step takes its periodic
+    decisions, e.g. the target network's copy, once for every seed, so they stay branches)."""
     return sequence_replay_agent(
         name, environment, config,
-        policy=with_variable_client(policy, config.variable_update_period, example_params),
+        policy=builder.make_policy(networks=networks, environment_spec=environment.spec),
         init_training_state=lambda key: learning.init_training_state(networks, config, key),
         update_step=learning.make_update_step(networks, config, seeds_axis=SEEDS_AXIS),
         policy_params=lambda state: state.params,
         num_envs=num_envs,
         loss_keys=loss_keys,
+        variable_update_period=config.variable_update_period,
     )

@@ -31,10 +31,10 @@ def make_anakin_agent(environment: JaxEnvironment, config: MuZeroConfig, num_env
     - by default one environment per sequence an iteration inserts (2 with the defaults: one SGD step of 64
       sequences per 2 inserted, at 32 samples per insert), each environment writing `sequence_period` rows per
       sequence, and each with its own copy of the parameters fetched every `variable_update_period` of its
-      actions (`with_variable_client`). The runner has no evaluator, so the evaluation search is not built.
+      actions (`StepStream`). The runner has no evaluator, so the evaluation search is not built.
 
     Observations are read flattened by the MLPs (gymnax's MinAtar frames, 10x10xC, included).
     """
     networks = make_networks(environment.spec, config)
     return builder_sequence_replay_agent("muzero", environment, config, MuZeroBuilder(config), networks, learning,
-                                         networks.init, num_envs=num_envs, loss_keys=learning.LOSS_KEYS)
+                                         num_envs=num_envs, loss_keys=learning.LOSS_KEYS)

@@ -28,9 +28,9 @@ def make_anakin_agent(environment: JaxEnvironment, config: R2D2Config, num_envs:
     - by default one environment per sequence an iteration inserts (4 with the defaults: 32 samples / 8 per insert,
       each environment writing `sequence_period` rows per iteration), each with its own Ape-X epsilon drawn once
       from `epsilon`, `epsilon_alpha`, `num_epsilons`, and its own copy of the parameters fetched every
-      `variable_update_period` of its actions (`with_variable_client`). The runner has no evaluator, so
+      `variable_update_period` of its actions (`StepStream`). The runner has no evaluator, so
       `evaluation_epsilon` has no policy to set.
     """
     networks = make_networks(environment.spec, config)
     return builder_sequence_replay_agent("r2d2", environment, config, R2D2Builder(config), networks, learning,
-                                         networks.network.init, num_envs=num_envs)
+                                         num_envs=num_envs)

@@ -23,7 +23,6 @@ require("gymnax")
 
 from acmelike.actors.actor_core import ActorCore  # noqa: E402
 from acmelike.anakin import StepStream, TrajectoryBuffer, make_gymnax_environment  # noqa: E402
-from acmelike.anakin.actor_params import with_variable_client  # noqa: E402
 from acmelike.anakin.recurrent_replay import SequenceReplay, sgd_steps_and_inserts  # noqa: E402
 from agents.impala import IMPALAConfig  # noqa: E402
 from agents.impala.anakin import make_anakin_agent as make_impala_form  # noqa: E402
@@ -117,8 +116,8 @@ def test_each_environments_actor_fetches_parameters_every_variable_update_period
     # A policy whose action is its parameters: the rows show which copy acted.
     policy = ActorCore(init=lambda key: key, select_action=lambda params, observation, state: (params, state),
                        get_extras=lambda state: ())
-    stream = StepStream(environment, with_variable_client(policy, 4, jnp.zeros((), jnp.int32)))
-    state = stream.init(jax.random.PRNGKey(0), 2)
+    stream = StepStream(environment, policy, variable_update_period=4)
+    state = stream.init(jax.random.PRNGKey(0), 2, jnp.zeros((), jnp.int32))
     unroll = jax.jit(stream.unroll, static_argnums=3)
     actions, real = [], []
     for iteration in range(1, 4):  # the learner's parameters are `iteration` during its 5 rows
