@@ -247,7 +247,8 @@ def compile_side_by_side(agent, iterations: int, baseline, repeats: int = 1):
 
 
 def compile_note(repeats: int, ours, baseline) -> str:
-    """The compile row's note from `compile_side_by_side`'s two medians: CPU s, split into lowering and XLA."""
+    """The compile row's note from `compile_side_by_side`'s two medians: CPU s, split into lowering and XLA, and
+    the wall s of ours' init program."""
     return (f"ahead-of-time lower + compile, median of {repeats} per side; CPU s {ours[1]:.1f} vs {baseline[1]:.1f}, "
             f"of which lowering (JAX's tracing, Python) {ours[2]:.1f} vs {baseline[2]:.1f} and XLA {ours[3]:.1f} vs "
             f"{baseline[3]:.1f}; ours' init, a program of its own, {ours[4]:.1f} of its {ours[0]:.1f} wall s")
