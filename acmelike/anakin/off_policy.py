@@ -70,8 +70,8 @@ def sample_in_proportion(key: jax.Array, weights: jax.Array, held: jax.Array, ba
     The inverse CDF is taken in two levels, as a sum tree would: the items are cut into blocks of about the cube
     root of their number, a draw picks its block from the running total of the blocks' sums, then its item from
     that block's running total. A running total of the whole table was most of the sampler's time, and the
-    sampler most of a prioritized agent's fully jitted iteration: 310 us a draw of 64 on DQN's 100k-transition
-    table, 70 us in two levels (a loop of 2,000 draws)."""
+    sampler much of a prioritized agent's fully jitted iteration: on DQN's 100k-transition table, two levels
+    draw 64 items in 0.37x the time (a loop of 2,000 draws, both in one run)."""
     num_items = weights.size
     flat_weights = jnp.where(held, weights, 0.0).reshape(-1)
     flat_held = jnp.broadcast_to(held, weights.shape).reshape(-1).astype(flat_weights.dtype)
