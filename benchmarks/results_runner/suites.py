@@ -736,7 +736,7 @@ JAX = Suite(
         "Commit 7f4b9be keeps the fix's guarantee at less cost (such a draw repeats the batch's first valid one, "
         "where cf0aa89 made the line exact with three more scans of the table): the two differ only on those "
         "draws, a few in a million. Commit 5e34e2a, after these cells, draws in two levels (a block of about the "
-        "table's cube root of items, then the item in it): the same distribution, a 4x faster sampler, other "
+        "table's cube root of items, then the item in it): the same distribution, a sampler 2.7x as fast, other "
         "draws, so the DQN and MuZero fully jitted cells would not repeat digit for digit there.",
     ),
 )
