@@ -24,7 +24,7 @@ With `variable_update_period` k > 1, each environment's actor keeps its own copy
 count.
 """
 
-from typing import Any, Callable, Dict, NamedTuple
+from typing import Any, Callable, Dict, NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
@@ -33,6 +33,7 @@ from acmelike.actors.actor_core import ActorCore
 from acmelike.anakin.agent import AnakinAgent, IterationOutputs, uniform_sample_info
 from acmelike.anakin.environment import JaxEnvironment, select_envs
 from acmelike.anakin.episodes import EpisodeReturns
+from acmelike.anakin.variable_updates import check_variable_update_period, fetch_due
 from acmelike.types import ReplaySample, Step
 
 
@@ -46,7 +47,7 @@ class StreamState(NamedTuple):
     actor_state: Any
     returns: EpisodeReturns
     params: Any = None  # with variable_update_period > 1: each actor's copy of the learner's parameters
-    actions: Any = None  # with variable_update_period > 1: int32, the actions each actor has taken
+    actions: Optional[jax.Array] = None  # with variable_update_period > 1: int32, the actions each actor has taken
 
 
 class StreamOutputs(NamedTuple):
@@ -71,8 +72,7 @@ def _real_or_zero(real, nest, spec):
 
 class StepStream:
     def __init__(self, environment: JaxEnvironment, policy: ActorCore, variable_update_period: int = 1):
-        if variable_update_period < 1:
-            raise ValueError(f"StepStream: variable_update_period must be >= 1, got {variable_update_period}.")
+        check_variable_update_period("StepStream", variable_update_period)
         self._environment = environment
         self._spec = environment.spec
         self._policy = policy
@@ -113,8 +113,7 @@ class StepStream:
         actions is a multiple of the period: returns (action, actor state, the copy it acted with). Vmapped with
         the learner's parameters unbatched: broadcasting them to every environment before the select made
         MuZero's fully jitted run 1.25x slower (its quick bench)."""
-        fetch = actions % self._period == 0
-        params = jax.tree_util.tree_map(lambda new, old: jnp.where(fetch, new, old), learner_params, copy)
+        params = fetch_due(learner_params, copy, actions, self._period)
         action, actor_state = self._policy.select_action(params, observation, actor_state)
         return action, actor_state, params
 

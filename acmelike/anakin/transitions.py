@@ -27,6 +27,7 @@ import jax.numpy as jnp
 from acmelike.actors.actor_core import ActorCore
 from acmelike.anakin.environment import JaxEnvironment, select_envs
 from acmelike.anakin.episodes import EpisodeReturns
+from acmelike.anakin.variable_updates import check_variable_update_period, fetch_due
 from acmelike.types import Transition
 
 
@@ -83,8 +84,7 @@ def n_step_transitions(records: StepRecord, discount: float) -> Transition:
 
 class TransitionRecorder:
     def __init__(self, environment: JaxEnvironment, policy: ActorCore, variable_update_period: int = 1):
-        if variable_update_period < 1:
-            raise ValueError(f"TransitionRecorder: variable_update_period must be >= 1, got {variable_update_period}.")
+        check_variable_update_period("TransitionRecorder", variable_update_period)
         self._policy = policy
         self._action_spec = environment.spec.actions
         self._reward_spec = environment.spec.rewards
@@ -112,11 +112,8 @@ class TransitionRecorder:
         `EpisodeEnds` [B]: the returns of the episodes that ended, NaN elsewhere)."""
         num_envs = state.returns.current.shape[0]
         step_key, reset_key = jax.random.split(key)
-        if self._variable_update_period == 1:
-            params = learner_params
-        else:
-            fetch = state.steps % self._variable_update_period == 0
-            params = jax.tree_util.tree_map(lambda new, old: jnp.where(fetch, new, old), learner_params, state.params)
+        period = self._variable_update_period
+        params = learner_params if period == 1 else fetch_due(learner_params, state.params, state.steps, period)
         action, actor_state = self._select_action(params, state.observation, state.actor_state)
         env_state, timestep = self._step(jax.random.split(step_key, num_envs), state.env_state, action)
         reset_env_state, reset_observation = self._reset(jax.random.split(reset_key, num_envs))
