@@ -27,6 +27,9 @@ MUJOCO = ["mujoco", "imageio", "packaging"]
 DMC = ["dm-control"]
 # The results runner's statistics (benchmarks/results_runner/): interquartile means with bootstrap intervals.
 RESULTS = ["rliable"]
+# The tests check the intervals rliable computes (tests/engines/test_results_runner.py), on today's stack, where
+# the results runner runs.
+RESULTS_TODAY = ['rliable; python_version >= "3.11"']
 # Multi-agent environments: PettingZoo's Parallel API and the MPE tasks (simple_spread_v3, ...).
 MULTIAGENT = ["pettingzoo", "mpe2"]
 # JaxMARL's MPE for multi-agent --launch anakin: Python 3.11+ only (constraints-latest.txt pins it).
@@ -48,7 +51,7 @@ RAY_TODAY = ['ray; python_version >= "3.11"']
 CUDA = ['jax[cuda12]; python_version >= "3.11"']
 # pytest-xdist: `make test` runs on every core (tests/conftest.py shares one compilation cache between workers).
 TEST = (["pytest", "pytest-xdist", "psutil", "hypothesis"] + ANAKIN + OFFLINE + TENSORBOARD + RENDER + MINATAR
-        + MULTIAGENT + MULTIAGENT_JAX + DMC + RAY_TODAY + BRAX + PLAYGROUND)
+        + MULTIAGENT + MULTIAGENT_JAX + DMC + RAY_TODAY + BRAX + PLAYGROUND + RESULTS_TODAY)
 # Running notebooks/ (`make notebook`; `make test` runs them on a short budget).
 NOTEBOOK = ["jupyter", "ipykernel"]
 # The documentation site (`make docs`): mkdocs-material, and mkdocstrings reading docstrings by static analysis

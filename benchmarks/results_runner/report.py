@@ -52,12 +52,21 @@ def iqm_interval(scores: Sequence[float], reps: int = BOOTSTRAP_REPS, seed: int 
         low, high = np.percentile(_trimmed_mean(samples), [2.5, 97.5])
         return Interval(float(_trimmed_mean(scores[None])[0]), float(low), float(high),
                         f"numpy bootstrap (rliable unavailable: {type(error).__name__}: {error})")
-    with warnings.catch_warnings():  # arch (under rliable) deprecates the RandomState that rliable passes it
-        warnings.simplefilter("ignore", FutureWarning)
-        point, interval = library.get_interval_estimates(
-            {"scores": scores.reshape(-1, 1)}, lambda x: np.array([metrics.aggregate_iqm(x)]), reps=reps,
-            random_state=np.random.RandomState(seed),
-        )
+    # rliable 1.2's StratifiedBootstrap draws its resamples from numpy's global generator (`np.random.choice` in
+    # `update_indices`), not from the `random_state` it is given, so that alone left the interval to whatever the
+    # global state was: a page's intervals changed from one `--report-only` to the next. The global generator is
+    # seeded for the call and put back after it.
+    global_state = np.random.get_state()
+    np.random.seed(seed)
+    try:
+        with warnings.catch_warnings():  # arch (under rliable) deprecates the RandomState that rliable passes it
+            warnings.simplefilter("ignore", FutureWarning)
+            point, interval = library.get_interval_estimates(
+                {"scores": scores.reshape(-1, 1)}, lambda x: np.array([metrics.aggregate_iqm(x)]), reps=reps,
+                random_state=np.random.RandomState(seed),
+            )
+    finally:
+        np.random.set_state(global_state)
     return Interval(float(point["scores"][0]), float(interval["scores"][0, 0]), float(interval["scores"][1, 0]),
                     "rliable")
 

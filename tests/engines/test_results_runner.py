@@ -166,6 +166,17 @@ def test_iqm_and_its_bootstrap_interval():
     assert _trimmed_mean(samples)[0] == pytest.approx(np.mean([3.0, 4.0, 6.0, 7.0]))
 
 
+def test_the_bootstrap_interval_repeats_whatever_numpys_global_generator_holds():
+    # rliable resamples with numpy's global generator: the interval must not follow it, nor move it.
+    scores = [-123.8, -106.5, -235.9, -180.8, -141.3]
+    intervals = []
+    for global_seed in range(6):
+        np.random.seed(global_seed)
+        intervals.append(iqm_interval(scores, reps=2000))
+        assert np.random.rand() == np.random.RandomState(global_seed).rand()
+    assert len(set(intervals)) == 1, intervals
+
+
 def test_suites_name_registered_agents_with_preset_entries():
     assert {"classic", "mujoco", "minatar", "jax", "tiny"} <= set(SUITES)
     for suite in SUITES.values():
