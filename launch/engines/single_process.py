@@ -40,7 +40,7 @@ from launch.experiments.config import ExperimentConfig
 from launch.experiments.evaluation import Evaluator
 from launch.experiments.interrupts import StopRequests
 from launch.experiments.parts import AgentParts
-from launch.experiments.summaries import agent_returns, make_tracker, run_summary, summary_identity
+from launch.experiments.summaries import agent_returns, make_tracker, repeat_note, run_summary, summary_identity
 from launch.lifecycle.checkpoints import RunLifecycle
 from launch.lifecycle.run_directory import RunOptions, write_config
 
@@ -276,7 +276,8 @@ def _train(config: ExperimentConfig, train_loop, evaluator: Optional[Evaluator],
             print(
                 f"[{config.agent} {config.environment}] steps {steps:>8d} | episodes {tracker.episodes:>5d} | "
                 f"return(avg{tracker.window}) {tracker.average:7.1f} | learner steps "
-                f"{int(counts.get('learner_steps', 0)):>7d} | {(steps - first_step) / (now - start):7.0f} steps/s",
+                f"{int(counts.get('learner_steps', 0)):>7d} | {(steps - first_step) / (now - start):7.0f} steps/s"
+                + repeat_note(config.action_repeat),
                 flush=True,
             )
 

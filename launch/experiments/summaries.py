@@ -95,6 +95,12 @@ def summary_identity(config) -> Dict[str, Any]:
             "config": config.agent_config_dict()}
 
 
+def repeat_note(action_repeat: int) -> str:
+    """A progress line's closing note where a run repeats actions (`--action-repeat K`, K > 1): its step counts are
+    the agent's steps, each K environment steps; "" where it does not."""
+    return f" | each step {action_repeat} environment steps (--action-repeat {action_repeat})" if action_repeat > 1 else ""
+
+
 def run_summary(
     identity: Mapping[str, Any], tracker: ReturnTracker, counts: Mapping[str, Any], wall_seconds: float, **extra: Any
 ) -> Dict[str, Any]:

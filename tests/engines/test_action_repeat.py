@@ -27,8 +27,12 @@ def repeated_run(tmp_path_factory):
     """A short DQN run on CartPole-v1 at repeat 4, with a run directory: (its summary, the directory)."""
     run_dir = str(tmp_path_factory.mktemp("repeat") / "run")
     result = command_line("--agent", "dqn", "--env", "CartPole-v1", "--steps", 300, "--action-repeat", REPEATS,
-                          "--config", "min_replay_size=100", "--run-dir", run_dir)
+                          "--config", "min_replay_size=100", "--run-dir", run_dir, "--progress-seconds", 0.01)
     assert result.returncode == 0, result.stderr[-3000:]
+    # The progress lines say that their steps are the agent's, each four environment steps.
+    progress = [line for line in result.stdout.splitlines() if line.startswith("[dqn CartPole-v1] steps")]
+    assert progress and all(line.endswith("each step 4 environment steps (--action-repeat 4)") for line in progress), \
+        progress[:3]
     return summary_line(result.stdout), run_dir
 
 

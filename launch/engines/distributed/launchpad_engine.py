@@ -160,8 +160,7 @@ def run_launchpad_program(
     # SIGTERM to this process once ended.json is written) goes straight through.
     ended = os.path.join(run_dir, nodes.ENDED_FILE)
     with StopRequests(hold_back=True, passes=lambda number: number == signal.SIGTERM and os.path.exists(ended)) as stop:
-        failure, died, restarts = _supervise(program, manager, stop, run_dir, config.progress_period_s,
-                                             config.max_num_actor_steps, stop_timeout_s)
+        failure, died, restarts = _supervise(program, manager, stop, run_dir, config, stop_timeout_s)
     # Launchpad's stop countdown ends its line with a carriage return: start a fresh line for what follows.
     print(flush=True)
     wall = time.time() - start
@@ -170,8 +169,8 @@ def run_launchpad_program(
                                engine_failures=died, engine_failure=failure, restarts=restarts)
 
 
-def _supervise(program, manager, stop: StopRequests, run_dir: str, period_s: float, max_num_actor_steps: int,
-               stop_timeout_s: float) -> Tuple[Optional[BaseException], Dict[str, str], Dict[str, int]]:
+def _supervise(program, manager, stop: StopRequests, run_dir: str, config: ExperimentConfig, stop_timeout_s: float
+               ) -> Tuple[Optional[BaseException], Dict[str, str], Dict[str, int]]:
     """Waits for the program (printing progress); checkpoints the run when a signal is held back (`StopRequests`),
     then lets Launchpad stop the nodes. Returns the first worker failure, if any, {node: what Launchpad saw} for
     each node process that died (exited non-zero) without reporting why itself, and {node: restarts} (local_mp
@@ -211,9 +210,9 @@ def _supervise(program, manager, stop: StopRequests, run_dir: str, period_s: flo
             supervisor.checkpoint_before_stopping(lambda: _checkpoint(learner, stop, stop_timeout_s), run_dir,
                                                   stop.signal_name)
             stop.release()
-        if time.time() - last_print >= period_s:
+        if time.time() - last_print >= config.progress_period_s:
             last_print = time.time()
-            supervisor.print_progress(run_dir, max_num_actor_steps)
+            supervisor.print_progress(run_dir, config)
     restarts = {name: process.restarts for name, process in processes.items()
                 if isinstance(process, _RestartingProcess) and process.restarts}
     return result.get("failure"), result.get("died", {}), restarts

@@ -535,7 +535,7 @@ def run_ray_program(
             warned: Dict[str, Any] = {}  # the unstarted nodes last reported
 
             def every_period():
-                supervisor.print_progress(run_dir, config.max_num_actor_steps)
+                supervisor.print_progress(run_dir, config)
                 _write_placements(run_dir, program.state()[0])
                 waiting = program.unplaced()
                 if waiting and time.time() - start > _UNPLACED_WARNING_S and waiting != warned.get("last"):

@@ -1,7 +1,7 @@
 """What every engine of a distributed program shares around its launch: the run directory, progress, failures.
 
     prepare_run_directory(config, options, launch, num_actors)   # before any node starts
-    ... the engine launches the graph, and every period_s: print_progress(run_dir, max_num_actor_steps) ...
+    ... the engine launches the graph, and every period_s: print_progress(run_dir, config) ...
     summary = conclude(config, num_actors, launch, wall, stop, engine=..., logs_hint=...)
                                         # the summary, or DistributedRunError naming a failed node
 
@@ -22,7 +22,8 @@ from acmelike.loggers.plotting import plot_run_learning_curve
 from launch.engines.distributed import nodes
 from launch.experiments.config import ExperimentConfig
 from launch.experiments.interrupts import StopRequests
-from launch.experiments.summaries import agent_returns, make_tracker, run_summary, summary_identity, write_summary
+from launch.experiments.summaries import (agent_returns, make_tracker, repeat_note, run_summary, summary_identity,
+                                         write_summary)
 from launch.lifecycle.checkpoints import RunLifecycle
 from launch.lifecycle.run_directory import FAILURES_DIR, RunOptions, record_failure, write_config, write_failure_file
 
@@ -131,16 +132,17 @@ def read_progress(run_dir: str) -> Dict[str, Any]:
         return json.load(f)
 
 
-def print_progress(run_dir: str, max_num_actor_steps: int) -> None:
+def print_progress(run_dir: str, config: ExperimentConfig) -> None:
+    """A progress line of `config`'s run from the counts its steps limiter last wrote (none before it writes any)."""
     try:
         counts = read_progress(run_dir)
     except (OSError, ValueError):  # not written yet
         return
     evaluation = last_evaluation(run_dir)
     print(
-        f"[distributed] actor steps {int(counts.get('actor_steps', 0)):>8d}/{max_num_actor_steps} | "
+        f"[distributed] actor steps {int(counts.get('actor_steps', 0)):>8d}/{config.max_num_actor_steps} | "
         f"episodes {int(counts.get('actor_episodes', 0)):>5d} | learner steps {int(counts.get('learner_steps', 0)):>6d}"
-        + (f" | evaluator return {evaluation:6.1f}" if evaluation is not None else ""),
+        + (f" | evaluator return {evaluation:6.1f}" if evaluation is not None else "") + repeat_note(config.action_repeat),
         flush=True,
     )
 
