@@ -12,8 +12,10 @@ so `step` here never resets: it returns the real next observation and the caller
 All functions take one environment (no batch axis); runners `vmap` them.
 """
 
+import contextlib
 import dataclasses
-from typing import Any, Callable, NamedTuple, Sequence, Tuple
+import warnings
+from typing import Any, Callable, Iterator, NamedTuple, Sequence, Tuple
 
 import jax
 import jax.numpy as jnp
@@ -75,6 +77,17 @@ def task_of(name: str, prefix: str, tasks: Sequence[str], kind: str, note: str =
     return short
 
 
+@contextlib.contextmanager
+def _gymnax_bool_writes() -> Iterator[None]:
+    """gymnax 0.0.9's MinAtar games write ints and floats into their bool observation (`obs.at[...].set(1)`,
+    Breakout's brick map), and JAX warns on each such write (a FutureWarning, at every trace) that it will be an
+    error one day. The cast is exact (0 and 1 to False and True), so that one warning is silenced here, around
+    gymnax's own code only: any of ours still warns."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "scatter inputs have incompatible types: .* to dtype=bool", FutureWarning)
+        yield
+
+
 def make_gymnax_environment(name: str) -> JaxEnvironment:
     """Makes gymnax environment `name` ("CartPole-v1" or "gymnax/CartPole-v1") with its default parameters.
 
@@ -93,11 +106,13 @@ def make_gymnax_environment(name: str) -> JaxEnvironment:
     unlimited = params.replace(max_steps_in_episode=np.iinfo(np.int32).max)
 
     def reset(key):
-        observation, state = env.reset_env(key, params)
+        with _gymnax_bool_writes():
+            observation, state = env.reset_env(key, params)
         return state, observation.astype(jnp.float32)
 
     def step(key, state, action):
-        observation, state, reward, done, _ = env.step_env(key, state, action, params)
+        with _gymnax_bool_writes():
+            observation, state, reward, done, _ = env.step_env(key, state, action, params)
         terminated = jnp.logical_and(done, env.is_terminal(state, unlimited))
         timestep = JaxTimeStep(
             observation=observation.astype(jnp.float32),

@@ -2,6 +2,8 @@
 agent's own update learns from the on-device sequence replay; it learns gymnax CartPole, fits MinAtar Breakout's
 frames, and refuses what it cannot hold, naming the field."""
 
+import warnings
+
 import jax
 import pytest
 from stack import require
@@ -33,9 +35,12 @@ def test_muzero_learns_cartpole_fully_jitted():
 
 def test_the_form_reads_minatar_breakout_frames_flattened():
     """gymnax's Breakout-MinAtar observes 10x10x4 frames: the MLPs read them flattened, and the replay stores them
-    whole beside the search's policy over the 3 actions (shapes only: nothing compiles)."""
+    whole beside the search's policy over the 3 actions (shapes only: nothing compiles). gymnax's writes of ints
+    into its bool frames do not warn (`acmelike.anakin.environment`)."""
     agent = make_anakin_agent(make_gymnax_environment("gymnax/Breakout-MinAtar"), MuZeroConfig())
-    _, _, replay_state, _ = jax.eval_shape(agent.init, jax.random.PRNGKey(0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)
+        _, _, replay_state, _ = jax.eval_shape(agent.init, jax.random.PRNGKey(0))
     rows = replay_state.buffer.experience
     assert rows.observation.shape[2:] == (10, 10, 4)
     assert rows.extras["action_weights"].shape[2:] == (3,) and rows.extras["root_value"].shape[2:] == ()
