@@ -98,7 +98,9 @@ def summary_identity(config) -> Dict[str, Any]:
 def repeat_note(action_repeat: int) -> str:
     """A progress line's closing note where a run repeats actions (`--action-repeat K`, K > 1): its step counts are
     the agent's steps, each K environment steps; "" where it does not."""
-    return f" | each step {action_repeat} environment steps (--action-repeat {action_repeat})" if action_repeat > 1 else ""
+    if action_repeat == 1:
+        return ""
+    return f" | each step {action_repeat} environment steps (--action-repeat {action_repeat})"
 
 
 def run_summary(

@@ -142,7 +142,8 @@ def print_progress(run_dir: str, config: ExperimentConfig) -> None:
     print(
         f"[distributed] actor steps {int(counts.get('actor_steps', 0)):>8d}/{config.max_num_actor_steps} | "
         f"episodes {int(counts.get('actor_episodes', 0)):>5d} | learner steps {int(counts.get('learner_steps', 0)):>6d}"
-        + (f" | evaluator return {evaluation:6.1f}" if evaluation is not None else "") + repeat_note(config.action_repeat),
+        + (f" | evaluator return {evaluation:6.1f}" if evaluation is not None else "")
+        + repeat_note(config.action_repeat),
         flush=True,
     )
 
