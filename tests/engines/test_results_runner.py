@@ -170,9 +170,9 @@ def test_the_bootstrap_interval_repeats_whatever_numpys_global_generator_holds()
     # rliable resamples with numpy's global generator: the interval must not follow it, nor move it.
     scores = [-123.8, -106.5, -235.9, -180.8, -141.3]
     intervals = []
-    for global_seed in range(6):
+    for global_seed in range(3):
         np.random.seed(global_seed)
-        intervals.append(iqm_interval(scores, reps=2000))
+        intervals.append(iqm_interval(scores, reps=1000))
         assert np.random.rand() == np.random.RandomState(global_seed).rand()
     assert len(set(intervals)) == 1, intervals
 
