@@ -27,7 +27,7 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
-from benchmarks.common import finish, header, print_rows, result_row, write_json  # noqa: E402
+from benchmarks.common import CompileMeter, finish, header, print_rows, result_row, write_json  # noqa: E402
 
 NUM_ENVS, NUM_STEPS, TOTAL_STEPS = 4, 128, 500_000
 EPOCHS, MINIBATCHES = 4, 4
@@ -195,70 +195,55 @@ def seed_keys(seed: int):
 
 
 def compile_side_by_side(agent, iterations: int, baseline, repeats: int = 1):
-    """Our Anakin form (its vmapped init and an `iterations`-long chunk, one seed) and a bare loop's jitted
-    `baseline(key)`, each compiled ahead of time, apart from running, `repeats` times, alternating which goes first
-    (one compile on a busy 2-core machine varies by 10% or more). A throwaway compile goes first, so that neither
-    side pays the process's one-time backend start-up.
+    """Our Anakin form (its vmapped init and an `iterations`-long chunk, one seed, compiled as the engine compiles
+    them: `launch.engines.anakin.compile_programs`) and a bare loop's jitted `baseline(key)`, each compiled ahead of
+    time, apart from running, `repeats` times, alternating which goes first (one compile on a busy 2-core machine
+    varies by 10% or more). A throwaway compile goes first, so that neither side pays the process's one-time backend
+    start-up.
 
     Each compile starts from empty tracing caches (`jax.clear_caches()`): otherwise the side compiled second reuses
     the traces of what both share (the network, the PRNG's and optax's jitted helpers) that the first one paid
     for. Ours lowers its chunk from the init's output shapes, so running the init is not timed.
 
     Returns (init, chunk, baseline, ours_compile, baseline_compile). Each compile is (wall s, CPU s, lowering CPU
-    s, XLA CPU s, init wall s), each the median over the repeats: lowering is JAX tracing the program and emitting
-    it (Python), XLA is XLA compiling what was lowered; the two make up the CPU s. The init wall s are the part of
-    ours' wall s that lowers and compiles its init, a program of its own (the engine runs its iterations in chunks
-    from the init's carry); 0 for the baseline, one program."""
-    from launch.engines.anakin import make_chunk, make_init
+    s, XLA s), each the median over the repeats: XLA is XLA compiling what was lowered (JAX's own compile events,
+    summed over the side's programs), lowering the rest of the CPU s, JAX tracing the programs and emitting them
+    (Python). Ours compiles its init on a second thread while it lowers and compiles its chunk, so its wall s can
+    be less than its CPU s."""
+    from launch.engines.anakin import compile_programs
 
-    init_lowering = {}
+    def compile_ours():
+        return compile_programs(agent, iterations, iterations, seed_keys(0))
 
-    def lower_ours():
-        clock = Clock()
-        lowered_init = make_init(agent).lower(seed_keys(0))
-        init_lowering["wall"] = clock.read()[0]
-        carries = jax.tree_util.tree_map(lambda out: jax.ShapeDtypeStruct(out.shape, out.dtype),
-                                         lowered_init.out_info, is_leaf=lambda out: hasattr(out, "shape"))
-        return lowered_init, make_chunk(agent, iterations, may_skip=False).lower(carries, iterations)
+    def compile_baseline():
+        return (jax.jit(baseline).lower(jax.random.PRNGKey(0)).compile(),)
 
-    def lower_baseline():
-        return (jax.jit(baseline).lower(jax.random.PRNGKey(0)),)
-
+    meter = CompileMeter.install()
     jax.jit(lambda x: jnp.tanh(x) @ x).lower(jnp.ones((4, 4))).compile()
     compiled, clocks = {}, {"ours": [], "baseline": []}
-    order = [("ours", lower_ours), ("baseline", lower_baseline)]
+    order = [("ours", compile_ours), ("baseline", compile_baseline)]
     for repeat in range(repeats):
-        for side, lower_side in order if repeat % 2 == 0 else order[::-1]:
+        for side, compile_side in order if repeat % 2 == 0 else order[::-1]:
             jax.clear_caches()
+            meter.reset()
             clock = Clock()
-            lowered = lower_side()
-            lowering_cpu = clock.read()[1]
-            programs, program_walls = [], []
-            for program in lowered:
-                program_clock = Clock()
-                programs.append(program.compile())
-                program_walls.append(program_clock.read()[0])
-            compiled[side] = tuple(programs)
+            compiled[side] = compile_side()
             wall, cpu = clock.read()
-            init_wall = init_lowering["wall"] + program_walls[0] if side == "ours" else 0.0
-            clocks[side].append((wall, cpu, lowering_cpu, cpu - lowering_cpu, init_wall))
+            clocks[side].append((wall, cpu, cpu - meter.backend_seconds, meter.backend_seconds))
     median = {side: tuple(statistics.median(reads) for reads in zip(*clocks[side])) for side in clocks}
     return (*compiled["ours"], *compiled["baseline"], median["ours"], median["baseline"])
 
 
 def compile_note(repeats: int, ours, baseline) -> str:
-    """The compile row's note from `compile_side_by_side`'s two medians: CPU s, split into lowering and XLA, and
-    the wall s of ours' init program."""
+    """The compile row's note from `compile_side_by_side`'s two medians: CPU s, split into lowering and XLA."""
     return (f"ahead-of-time lower + compile, median of {repeats} per side; CPU s {ours[1]:.1f} vs {baseline[1]:.1f}, "
             f"of which lowering (JAX's tracing, Python) {ours[2]:.1f} vs {baseline[2]:.1f} and XLA {ours[3]:.1f} vs "
-            f"{baseline[3]:.1f}; ours' init, a program of its own, {ours[4]:.1f} of its {ours[0]:.1f} wall s")
+            f"{baseline[3]:.1f}; ours compiles its init, a program of its own, beside its chunk")
 
 
 def compile_fields(ours, baseline) -> dict:
-    """The JSON's compile fields from `compile_side_by_side`'s two medians: wall and CPU s, the CPU s split, and
-    the wall s of ours' init program."""
-    names = ("compile_seconds", "compile_cpu_seconds", "lowering_cpu_seconds", "xla_compile_cpu_seconds",
-             "init_program_seconds")
+    """The JSON's compile fields from `compile_side_by_side`'s two medians: wall and CPU s, the CPU s split."""
+    names = ("compile_seconds", "compile_cpu_seconds", "lowering_cpu_seconds", "xla_compile_cpu_seconds")
     return {name: {"ours": round(o, 2), "baseline": round(b, 2)} for name, o, b in zip(names, ours, baseline)}
 
 

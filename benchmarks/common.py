@@ -104,7 +104,8 @@ def paired_rates(ours: Callable[[], int], baseline: Callable[[], int], repeats: 
 
 
 class CompileMeter:
-    """Sums the seconds JAX spends tracing, lowering and compiling (its own monitoring events) while installed.
+    """Sums the seconds JAX spends tracing, lowering and compiling (its own monitoring events) while installed,
+    and apart, `backend_seconds`, those in XLA's compiles alone (events never nested, unlike tracing's).
 
     One listener per process (JAX keeps listeners for good); `reset()` starts a new count.
     """
@@ -117,8 +118,7 @@ class CompileMeter:
     _installed: Optional["CompileMeter"] = None
 
     def __init__(self):
-        self.seconds = 0.0
-        self.count = 0
+        self.reset()
 
     @classmethod
     def install(cls) -> "CompileMeter":
@@ -130,14 +130,16 @@ class CompileMeter:
             def listener(event, duration, **_):
                 if event in cls.EVENTS:
                     meter.seconds += duration
-                    meter.count += 1 if event.endswith("backend_compile_duration") else 0
+                    if event.endswith("backend_compile_duration"):
+                        meter.count += 1
+                        meter.backend_seconds += duration
 
             jax.monitoring.register_event_duration_secs_listener(listener)
             cls._installed = meter
         return cls._installed
 
     def reset(self) -> None:
-        self.seconds, self.count = 0.0, 0
+        self.seconds, self.count, self.backend_seconds = 0.0, 0, 0.0
 
 
 def result_row(

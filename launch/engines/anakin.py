@@ -26,6 +26,7 @@ import contextlib
 import dataclasses
 import json
 import os
+import threading
 import time
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
@@ -241,9 +242,12 @@ def over_seeds(fn, in_axes=0):
         num_seeds = next(jax.tree_util.tree_leaves(a)[0].shape[0] for a, axis in zip(args, axes) if axis == 0)
         if num_seeds > 1:
             return jax.vmap(fn, in_axes=in_axes, axis_name=SEEDS_AXIS)(*args)
-        args = [jax.tree_util.tree_map(lambda x: x[0], a) if axis == 0 else a for a, axis in zip(args, axes)]
+        # lax's squeeze and expand_dims, not x[0] and x[None]: jnp's indexing traced TD3's 75 carry leaves and 81
+        # outputs 0.5 s slower, a quarter of its chunk's lowering (tracing and emitting) on CPU.
+        args = [jax.tree_util.tree_map(lambda x: jax.lax.squeeze(x, (0,)), a) if axis == 0 else a
+                for a, axis in zip(args, axes)]
         outputs = jax.vmap(fn, in_axes=None, out_axes=None, axis_size=1, axis_name=SEEDS_AXIS)(*args)
-        return jax.tree_util.tree_map(lambda x: x[None], outputs)
+        return jax.tree_util.tree_map(lambda x: jax.lax.expand_dims(x, (0,)), outputs)
 
     return mapped
 
@@ -288,10 +292,36 @@ def make_chunk(agent: AnakinAgent, length: int, may_skip: bool = True):
     return jax.jit(over_seeds(one_seed, in_axes=(0, None)), donate_argnums=0)
 
 
-def compile_chunk(agent: AnakinAgent, length: int, total: int, carries):
-    """The compiled `make_chunk` of a run of `total` iterations in calls of `length` (skips only if they do not
-    divide), for `carries` shaped as the run's."""
-    return make_chunk(agent, length, may_skip=total % length != 0).lower(carries, length).compile()
+def compile_programs(agent: AnakinAgent, length: int, total: int, keys,
+                     sharding: Optional[jax.sharding.Sharding] = None):
+    """(init, chunk): `make_init` compiled for `keys` and `make_chunk` of a run of `total` iterations in calls of
+    `length` (it skips only if they do not divide) compiled for the init's carries, laid out by `sharding`.
+
+    The two are separate programs (the run calls the chunk again and again from the init's carry), so XLA compiles
+    the init on a second thread while JAX lowers the chunk (Python) and XLA compiles it: a bare loop is one program,
+    and compiling the two one after the other cost TD3's form on Pendulum about 2 of its 10 s on two CPU cores
+    (benchmarks/anakin_off_policy.py). XLA's compile releases Python's lock, so the two overlap.
+    """
+    lowered_init = make_init(agent).lower(keys)
+    compiled: Dict[str, Any] = {}
+
+    def compile_init():
+        try:
+            compiled["init"] = lowered_init.compile()
+        except BaseException as error:  # raised again on the calling thread
+            compiled["error"] = error
+
+    thread = threading.Thread(target=compile_init, name="compile-anakin-init", daemon=True)
+    thread.start()
+    try:
+        carries = jax.tree_util.tree_map(lambda out: jax.ShapeDtypeStruct(out.shape, out.dtype, sharding=sharding),
+                                         lowered_init.out_info, is_leaf=lambda out: hasattr(out, "shape"))
+        chunk = make_chunk(agent, length, may_skip=total % length != 0).lower(carries, length).compile()
+    finally:
+        thread.join()
+    if "error" in compiled:
+        raise compiled["error"]
+    return compiled["init"], chunk
 
 
 class _SeedLog:
@@ -385,8 +415,8 @@ def _initialise_and_compile(config: AnakinConfig, agent: AnakinAgent, length: in
     compile_start = time.time()
     sharding = seed_sharding(len(config.seeds))
     keys = place_seeds(jnp.stack([jax.random.PRNGKey(seed) for seed in config.seeds]), sharding)
-    carries = place_seeds(make_init(agent)(keys), sharding)
-    chunk = compile_chunk(agent, length, total, carries)
+    init, chunk = compile_programs(agent, length, total, keys, sharding)
+    carries = place_seeds(init(keys), sharding)
     return sharding, carries, chunk, time.time() - compile_start
 
 

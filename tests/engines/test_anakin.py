@@ -227,10 +227,10 @@ def test_a_killed_run_resumes_from_its_checkpoint_to_the_uninterrupted_result(tm
 
     uninterrupted = run_anakin(config(tmp_path / "whole"))
 
-    compile_chunk = anakin.compile_chunk
+    compile_programs = anakin.compile_programs
 
     def dies_in_the_fourth_call(*args):
-        chunk, calls = compile_chunk(*args), []
+        (init, chunk), calls = compile_programs(*args), []
 
         def call(*chunk_args):
             calls.append(None)
@@ -238,13 +238,13 @@ def test_a_killed_run_resumes_from_its_checkpoint_to_the_uninterrupted_result(tm
                 raise RuntimeError("killed")
             return chunk(*chunk_args)
 
-        return call
+        return init, call
 
-    monkeypatch.setattr(anakin, "compile_chunk", dies_in_the_fourth_call)
+    monkeypatch.setattr(anakin, "compile_programs", dies_in_the_fourth_call)
     run_dir = tmp_path / "cut"
     with pytest.raises(RuntimeError, match="killed"):
         run_anakin(config(run_dir, checkpoint_every_minutes=1e-9))
-    monkeypatch.setattr(anakin, "compile_chunk", compile_chunk)
+    monkeypatch.setattr(anakin, "compile_programs", compile_programs)
     checkpoints = list_checkpoints(str(run_dir / "checkpoints"))
     assert len(checkpoints) == 2  # max_to_keep: after the second and the third call
     shutil.rmtree(checkpoints[-1])
