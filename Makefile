@@ -22,15 +22,17 @@ PY_LAUNCHPAD := $(VENV_LAUNCHPAD)/bin/python
 RUN_DIR ?= runs/demo-dqn-cartpole
 DEMO_STEPS ?= 100000
 PYTEST_ARGS ?=
-# Test processes (pytest-xdist). The default is one: on 2 cores, TEST_WORKERS=2 ran the classic stack's main part in
-# 2,678 s (one local_mp test then timed out starting its program) against about 2,100 s in one process, because
-# the learning runs, half the CPU time, only share the two cores. On today's stack XLA runs single-threaded in
-# the tests (tests/conftest.py). With workers, learning runs are handed out first, and tests that share a trained run
-# share an xdist_group (--dist loadgroup keeps each group on one worker).
-# Tests marked `alone` (Ray on a two-node cluster: its port allocation races under load) run first, one at a time;
-# the main run comes last so that CI's output ends with its summary.
-TEST_WORKERS ?= 0
-PYTEST_PARALLEL := $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadgroup)
+# Test processes (pytest-xdist). On today's stack XLA runs single-threaded in the tests (tests/conftest.py), so one
+# process leaves a core idle: on a 2-core VM (2026-12-01) two workers ran its main part in 1,858 s, where one
+# process was 1.35x slower over the first sixth (the learning runs, handed out first) and took 2,956 s on a slower
+# day. The classic stack keeps one process: there XLA's thread pool already uses both cores, and TEST_WORKERS=2 ran
+# its main part in 2,678 s (one local_mp test then timed out starting its program) against about 2,100 s in one.
+# With workers, tests that share a trained run share an xdist_group (--dist loadgroup keeps each group on one
+# worker). Tests marked `alone` (Ray on a two-node cluster: its port allocation races under load) run first, one at
+# a time; the main run comes last so that CI's output ends with its summary.
+TEST_WORKERS ?= 2
+TEST_WORKERS_LAUNCHPAD ?= 0
+parallel = $(if $(filter 0,$(1)),,-n $(1) --dist loadgroup)
 
 .PHONY: demo test test-long venv venv-launchpad demo-launchpad test-launchpad clean notebook docs results
 
@@ -62,12 +64,12 @@ demo-launchpad: venv-launchpad
 # Every test not marked `classic`; none skips for a package this stack can have (-rs lists any skip and its reason).
 test: venv
 	$(PY) -m pytest -q -rs --durations=5 -m "alone and not long and not classic" $(PYTEST_ARGS) tests || test $$? -eq 5
-	$(PY) -m pytest -q -rs --durations=25 $(PYTEST_PARALLEL) -m "not long and not alone and not classic" $(PYTEST_ARGS) tests
+	$(PY) -m pytest -q -rs --durations=25 $(call parallel,$(TEST_WORKERS)) -m "not long and not alone and not classic" $(PYTEST_ARGS) tests
 
 # ACMELIKE_CLASSIC_STACK=1: here a test's Reverb/Launchpad/TensorFlow that fails to import is an error, not a skip.
 test-launchpad: venv-launchpad
 	ACMELIKE_CLASSIC_STACK=1 $(PY_LAUNCHPAD) -m pytest -q -rs --durations=5 -m "alone and not long and classic" $(PYTEST_ARGS) tests || test $$? -eq 5
-	ACMELIKE_CLASSIC_STACK=1 $(PY_LAUNCHPAD) -m pytest -q -rs --durations=25 $(PYTEST_PARALLEL) -m "not long and not alone and classic" $(PYTEST_ARGS) tests
+	ACMELIKE_CLASSIC_STACK=1 $(PY_LAUNCHPAD) -m pytest -q -rs --durations=25 $(call parallel,$(TEST_WORKERS_LAUNCHPAD)) -m "not long and not alone and classic" $(PYTEST_ARGS) tests
 
 # Long tests (marked `long`, deselected by pytest.ini): distributed learning runs and slow datasets.
 test-long: venv venv-launchpad
