@@ -22,11 +22,11 @@ would have (the same calls in the same order).
                                         max_num_actor_steps=500_000, seeds=(0, 1, 2, 3)))
 """
 
+import concurrent.futures
 import contextlib
 import dataclasses
 import json
 import os
-import threading
 import time
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
@@ -304,25 +304,13 @@ def compile_programs(agent: AnakinAgent, length: int, total: int, keys,
     benchmarks/anakin_off_policy.py's settings).
     """
     lowered_init = make_init(agent).lower(keys)
-    compiled: Dict[str, Any] = {}
-
-    def compile_init():
-        try:
-            compiled["init"] = lowered_init.compile()
-        except BaseException as error:  # raised again on the calling thread
-            compiled["error"] = error
-
-    thread = threading.Thread(target=compile_init, name="compile-anakin-init", daemon=True)
-    thread.start()
-    try:
+    # The pool's exit waits for the init's compile; its future raises the init's error here.
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="compile-anakin-init") as pool:
+        init = pool.submit(lowered_init.compile)
         carries = jax.tree_util.tree_map(lambda out: jax.ShapeDtypeStruct(out.shape, out.dtype, sharding=sharding),
                                          lowered_init.out_info, is_leaf=lambda out: hasattr(out, "shape"))
         chunk = make_chunk(agent, length, may_skip=total % length != 0).lower(carries, length).compile()
-    finally:
-        thread.join()
-    if "error" in compiled:
-        raise compiled["error"]
-    return compiled["init"], chunk
+        return init.result(), chunk
 
 
 class _SeedLog:
