@@ -46,3 +46,19 @@ def summary_line(stdout: str) -> dict:
 def csv_column(path: str, column: str) -> list:
     with open(path, newline="") as f:
         return [float(row[column]) for row in csv.DictReader(f) if row.get(column)]
+
+
+def learned_checkpoint(run_dir: str):
+    """The newest complete checkpoint under `run_dir` if its counts hold learner steps, else None: on a slow machine
+    the first checkpoints land before the replay holds enough to learn from, and a test of what a resume restores
+    needs one that the learner wrote into."""
+    from acmelike.checkpointing import list_checkpoints
+
+    paths = list_checkpoints(os.path.join(run_dir, "checkpoints"))
+    if not paths:
+        return None
+    try:
+        with open(os.path.join(paths[-1], "counter.json")) as f:
+            return paths[-1] if json.load(f).get("learner_sgd_steps", 0) > 0 else None
+    except (OSError, ValueError):  # pruned between the listing and the read
+        return None

@@ -8,19 +8,16 @@ import time
 
 import pytest
 
+from acmelike.checkpointing import list_checkpoints
 from tests.stack import require
 
-from tests.run_helpers import REPO, SMALL_DQN, command_line, csv_column, environment, launch_command, summary_line  # noqa
+from tests.run_helpers import (REPO, SMALL_DQN, command_line, csv_column, environment, launch_command,  # noqa
+                               learned_checkpoint, summary_line)
 from tests.tensorboard_events import read_scalars, session_starts  # noqa: E402
 
-# Long enough that the kill, after two checkpoints 1.8 s apart, lands mid-run (the fixture says if not): the default
-# local replay runs about 1.2k steps/s here, 3x that on a fast machine.
+# Long enough that the kill, after the first checkpoint with learner steps (checkpoints come 1.8 s apart), lands
+# mid-run (the fixture says if not): the default local replay runs about 1.2k steps/s here, 3x that on a fast machine.
 STEPS = 24_000
-
-
-def _checkpoints(run_dir):
-    directory = os.path.join(run_dir, "checkpoints")
-    return sorted(name for name in os.listdir(directory) if name.isdigit()) if os.path.isdir(directory) else []
 
 
 @pytest.fixture(scope="module")
@@ -33,14 +30,14 @@ def killed_and_resumed(tmp_path_factory):
     )
     try:
         deadline = time.time() + 240
-        while len(_checkpoints(run_dir)) < 2 and process.poll() is None and time.time() < deadline:
+        while not learned_checkpoint(run_dir) and process.poll() is None and time.time() < deadline:
             time.sleep(0.2)
         time.sleep(1.0)  # into the next stretch: the kill loses steps taken after the checkpoint
     finally:
         process.send_signal(signal.SIGKILL)
         process.wait()
     assert process.returncode == -signal.SIGKILL, "the run ended before it could be killed: raise STEPS"
-    checkpoint = os.path.join(run_dir, "checkpoints", _checkpoints(run_dir)[-1])
+    checkpoint = list_checkpoints(os.path.join(run_dir, "checkpoints"))[-1]
     with open(os.path.join(checkpoint, "metadata.json")) as f:
         metadata = json.load(f)
     with open(os.path.join(checkpoint, "counter.json")) as f:
@@ -110,7 +107,7 @@ def test_a_run_on_the_local_replay_resumes_with_its_replay(tmp_path):
     first = command_line("--agent", "dqn", "--env", "CartPole-v1", "--steps", "1500", "--seed", "2", "--replay", "local",
                          "--run-dir", run_dir, "--checkpoint-every", "10", *SMALL_DQN)
     assert first.returncode == 0, first.stderr[-3000:]
-    checkpoint = os.path.join(run_dir, "checkpoints", _checkpoints(run_dir)[-1])
+    checkpoint = list_checkpoints(os.path.join(run_dir, "checkpoints"))[-1]
     with open(os.path.join(checkpoint, "metadata.json")) as f:
         saved_sizes = json.load(f)["replay_sizes"]
     assert saved_sizes["priority_table"] > 0 and os.path.exists(os.path.join(checkpoint, "replay", "local_replay.npz"))

@@ -22,7 +22,9 @@ pytestmark = pytest.mark.classic
 require("launchpad")
 pytestmark = long_test
 
-from run_helpers import SMALL_DQN, command_line, csv_column  # noqa: E402
+from run_helpers import SMALL_DQN, command_line, csv_column, learned_checkpoint  # noqa: E402
+
+from acmelike.checkpointing import list_checkpoints  # noqa: E402
 from tensorboard_events import read_scalars, session_starts  # noqa: E402
 
 STEPS = 12_000  # the kill lands after the first checkpoint; the resumed program runs the rest
@@ -30,14 +32,8 @@ ARGS = ("--agent", "dqn", "--env", "CartPole-v1", "--launch", "local_mp", "--act
         "--checkpoint-every", "0.05", "--tensorboard", *SMALL_DQN)
 
 
-def _checkpoints(run_dir):
-    directory = os.path.join(run_dir, "checkpoints")
-    names = sorted(name for name in os.listdir(directory) if name.isdigit()) if os.path.isdir(directory) else []
-    return [os.path.join(directory, name) for name in names]
-
-
 def _latest_checkpoint(run_dir):
-    return (_checkpoints(run_dir) or [None])[-1]
+    return (list_checkpoints(os.path.join(run_dir, "checkpoints")) or [None])[-1]
 
 
 def _max_step(scalars, tag):
@@ -51,13 +47,11 @@ def killed_and_resumed(tmp_path_factory):
     first = Launcher(*ARGS, run_dir=run_dir, command_line=True, own_process_group=True)
     started = time.time()
     try:
-        # Killed once a second checkpoint exists (the learner has been learning) and the actor's events past it
-        # are on disk, so the killed program leaves a timeline (CSV rows, TensorBoard events) that the resumed one
-        # must replace.
+        # Killed once a checkpoint holds learner steps and the actor's events past it are on disk, so the killed
+        # program leaves a timeline (CSV rows, TensorBoard events) that the resumed one must replace.
         # Node start-up alone took 5 minutes on a loaded machine.
         while first.process.poll() is None and time.time() - started < 600:
-            checkpoints = _checkpoints(run_dir)
-            latest = checkpoints[-1] if len(checkpoints) >= 2 else None
+            latest = learned_checkpoint(run_dir)
             if latest and _max_step(read_scalars(events, purge=False), "actor_0/actor_steps") > int(
                     os.path.basename(latest)):
                 break
