@@ -116,11 +116,17 @@ def test_an_insert_waits_while_the_actors_are_too_far_ahead_and_samples_release_
     # min_diff = 2 - 2 = 0, max_diff = 2 + 2 = 4: past the first 2 items, an insert waits while inserts - samples > 4.
     server, _ = served([_limited_table(samples_per_insert=1.0, min_size_to_sample=2, error_buffer=2.0)])
     thread, result = _in_thread(server.insert, _groups([0, 1, 2, 3, 4, 5]))
-    time.sleep(0.3)
-    assert thread.is_alive() and server.server_info()[TABLE].current_size == 4  # held back at the 5th item
+
+    def held_at(size):  # the insert reaches `size` items (however loaded the machine) and stays there
+        deadline = time.monotonic() + 30
+        while server.server_info()[TABLE].current_size < size and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.3)
+        return thread.is_alive() and server.server_info()[TABLE].current_size == size
+
+    assert held_at(4)  # held back at the 5th item
     assert server.sample(TABLE, 1, 1.0) is not None  # one sample lets exactly one more item in
-    time.sleep(0.2)
-    assert thread.is_alive() and server.server_info()[TABLE].current_size == 5
+    assert held_at(5)
     assert server.sample(TABLE, 1, 1.0) is not None
     thread.join(5.0)
     assert result["value"] == 6 and server.server_info()[TABLE].current_size == 6
