@@ -48,17 +48,22 @@ def csv_column(path: str, column: str) -> list:
         return [float(row[column]) for row in csv.DictReader(f) if row.get(column)]
 
 
-def learned_checkpoint(run_dir: str):
-    """The newest complete checkpoint under `run_dir` if its counts hold learner steps, else None: on a slow machine
-    the first checkpoints land before the replay holds enough to learn from, and a test of what a resume restores
-    needs one that the learner wrote into."""
-    from acmelike.checkpointing import list_checkpoints
+def newest_checkpoint(run_dir: str):
+    """The checkpoint a resume of `run_dir` starts from: its newest complete one (None if there is none)."""
+    from acmelike.checkpointing import latest_checkpoint
 
-    paths = list_checkpoints(os.path.join(run_dir, "checkpoints"))
-    if not paths:
+    return latest_checkpoint(os.path.join(run_dir, "checkpoints"))
+
+
+def learned_checkpoint(run_dir: str):
+    """`newest_checkpoint(run_dir)` if its counts hold learner steps, else None: on a slow machine the first
+    checkpoints land before the replay holds enough to learn from, and a test of what a resume restores needs one
+    that the learner wrote into."""
+    path = newest_checkpoint(run_dir)
+    if path is None:
         return None
     try:
-        with open(os.path.join(paths[-1], "counter.json")) as f:
-            return paths[-1] if json.load(f).get("learner_sgd_steps", 0) > 0 else None
+        with open(os.path.join(path, "counter.json")) as f:
+            return path if json.load(f).get("learner_sgd_steps", 0) > 0 else None
     except (OSError, ValueError):  # pruned between the listing and the read
         return None

@@ -8,11 +8,10 @@ import time
 
 import pytest
 
-from acmelike.checkpointing import list_checkpoints
 from tests.stack import require
 
 from tests.run_helpers import (REPO, SMALL_DQN, command_line, csv_column, environment, launch_command,  # noqa
-                               learned_checkpoint, summary_line)
+                               learned_checkpoint, newest_checkpoint, summary_line)
 from tests.tensorboard_events import read_scalars, session_starts  # noqa: E402
 
 # Long enough that the kill, after the first checkpoint with learner steps (checkpoints come 1.8 s apart), lands
@@ -37,7 +36,7 @@ def killed_and_resumed(tmp_path_factory):
         process.send_signal(signal.SIGKILL)
         process.wait()
     assert process.returncode == -signal.SIGKILL, "the run ended before it could be killed: raise STEPS"
-    checkpoint = list_checkpoints(os.path.join(run_dir, "checkpoints"))[-1]
+    checkpoint = newest_checkpoint(run_dir)
     with open(os.path.join(checkpoint, "metadata.json")) as f:
         metadata = json.load(f)
     with open(os.path.join(checkpoint, "counter.json")) as f:
@@ -107,7 +106,7 @@ def test_a_run_on_the_local_replay_resumes_with_its_replay(tmp_path):
     first = command_line("--agent", "dqn", "--env", "CartPole-v1", "--steps", "1500", "--seed", "2", "--replay", "local",
                          "--run-dir", run_dir, "--checkpoint-every", "10", *SMALL_DQN)
     assert first.returncode == 0, first.stderr[-3000:]
-    checkpoint = list_checkpoints(os.path.join(run_dir, "checkpoints"))[-1]
+    checkpoint = newest_checkpoint(run_dir)
     with open(os.path.join(checkpoint, "metadata.json")) as f:
         saved_sizes = json.load(f)["replay_sizes"]
     assert saved_sizes["priority_table"] > 0 and os.path.exists(os.path.join(checkpoint, "replay", "local_replay.npz"))

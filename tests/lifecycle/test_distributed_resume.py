@@ -22,18 +22,12 @@ pytestmark = pytest.mark.classic
 require("launchpad")
 pytestmark = long_test
 
-from run_helpers import SMALL_DQN, command_line, csv_column, learned_checkpoint  # noqa: E402
-
-from acmelike.checkpointing import list_checkpoints  # noqa: E402
+from run_helpers import SMALL_DQN, command_line, csv_column, learned_checkpoint, newest_checkpoint  # noqa: E402
 from tensorboard_events import read_scalars, session_starts  # noqa: E402
 
 STEPS = 12_000  # the kill lands after the first checkpoint; the resumed program runs the rest
 ARGS = ("--agent", "dqn", "--env", "CartPole-v1", "--launch", "local_mp", "--actors", "1", "--steps", STEPS,
         "--checkpoint-every", "0.05", "--tensorboard", *SMALL_DQN)
-
-
-def _latest_checkpoint(run_dir):
-    return (list_checkpoints(os.path.join(run_dir, "checkpoints")) or [None])[-1]
 
 
 def _max_step(scalars, tag):
@@ -62,7 +56,7 @@ def killed_and_resumed(tmp_path_factory):
         first.process.wait()
     assert first.process.returncode == -signal.SIGKILL, "the program ended before it could be killed: raise STEPS"
     killed_left = first.left_behind()
-    checkpoint = _latest_checkpoint(run_dir)
+    checkpoint = newest_checkpoint(run_dir)
     assert checkpoint, f"no checkpoint in {run_dir} when the program was killed (it had run {time.time() - started:.0f} s)"
     with open(os.path.join(checkpoint, "metadata.json")) as f:
         metadata = json.load(f)
@@ -85,7 +79,7 @@ def test_resumed_program_ends_at_its_budget_and_leaves_nothing(killed_and_resume
     assert summary["interrupted"] is False
     assert killed_and_resumed["metadata"]["step"] < STEPS
     # The steps limiter had the learner checkpoint the run before it ended the program.
-    assert int(os.path.basename(_latest_checkpoint(killed_and_resumed["run_dir"]))) >= STEPS
+    assert int(os.path.basename(newest_checkpoint(killed_and_resumed["run_dir"]))) >= STEPS
     assert killed_and_resumed["killed_left"] == [] and killed_and_resumed["resumed_left"] == []
     print(f"kill + resume wall time: {killed_and_resumed['wall']:.0f} s")
 
