@@ -207,9 +207,10 @@ def compile_side_by_side(agent, iterations: int, baseline, repeats: int = 1):
 
     Returns (init, chunk, baseline, ours_compile, baseline_compile). Each compile is (wall s, CPU s, XLA s), each
     the median over the repeats: XLA s are the wall seconds of XLA's compiles (JAX's own backend-compile events,
-    summed over the side's programs); the rest of the wall is JAX tracing and lowering the programs (Python). XLA
-    compiles on several threads, so the CPU s count more than the wall s; and ours compiles its init on a second
-    thread while it lowers and compiles its chunk."""
+    summed over the side's programs). For the baseline, one program, the rest of the wall is JAX tracing and
+    lowering it (Python); ours compiles its init on a second thread while it lowers and compiles its chunk, so its
+    XLA s overlap its lowering and the difference is no such split. XLA compiles on several threads, so the CPU s
+    count more than the wall s."""
     from launch.engines.anakin import compile_programs
 
     def compile_ours():
