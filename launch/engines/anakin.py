@@ -25,6 +25,7 @@ would have (the same calls in the same order).
 import concurrent.futures
 import contextlib
 import dataclasses
+import gc
 import json
 import os
 import time
@@ -292,6 +293,25 @@ def make_chunk(agent: AnakinAgent, length: int, may_skip: bool = True):
     return jax.jit(over_seeds(one_seed, in_axes=(0, None)), donate_argnums=0)
 
 
+@contextlib.contextmanager
+def garbage_collection_paused():
+    """Python's cyclic garbage collector off for the block (back as it was after it).
+
+    Lowering (tracing and emitting a program) allocates millions of objects, so collections come often, and now and
+    then one sweeps the oldest generation: every object of a process that has loaded JAX and flax, hundreds of
+    thousands. The collector was a fifth of D4PG's fully jitted lowering on CPU (1.57 s with the collector on,
+    1.24 s off, medians of 10 alternating, against 0.79 and 0.85 s for its bare loop's; 2026-12-01). The garbage
+    the block leaves is collected by the first collection after it.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def compile_programs(agent: AnakinAgent, length: int, total: int, keys,
                      sharding: Optional[jax.sharding.Sharding] = None):
     """(init, chunk): `make_init` compiled for `keys` and `make_chunk` of a run of `total` iterations in calls of
@@ -303,14 +323,16 @@ def compile_programs(agent: AnakinAgent, length: int, total: int, keys,
     CPU cores, against 11.5 s one after the other and 9.2 s for a bare loop of its pieces (medians of 5,
     benchmarks/anakin_off_policy.py's settings).
     """
-    lowered_init = make_init(agent).lower(keys)
-    # The pool's exit waits for the init's compile; its future raises the init's error here.
-    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="compile-anakin-init") as pool:
-        init = pool.submit(lowered_init.compile)
-        carries = jax.tree_util.tree_map(lambda out: jax.ShapeDtypeStruct(out.shape, out.dtype, sharding=sharding),
-                                         lowered_init.out_info, is_leaf=lambda out: hasattr(out, "shape"))
-        chunk = make_chunk(agent, length, may_skip=total % length != 0).lower(carries, length).compile()
-        return init.result(), chunk
+    with garbage_collection_paused():
+        lowered_init = make_init(agent).lower(keys)
+        # The pool's exit waits for the init's compile; its future raises the init's error here.
+        with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="compile-anakin-init") as pool:
+            init = pool.submit(lowered_init.compile)
+            carries = jax.tree_util.tree_map(
+                lambda out: jax.ShapeDtypeStruct(out.shape, out.dtype, sharding=sharding), lowered_init.out_info,
+                is_leaf=lambda out: hasattr(out, "shape"))
+            chunk = make_chunk(agent, length, may_skip=total % length != 0).lower(carries, length).compile()
+            return init.result(), chunk
 
 
 class _SeedLog:
