@@ -15,8 +15,8 @@ gymnax's `step_env` with a reset where the episode ended, a time-major ring of s
 the loss written inline. One jitted call of all iterations on each side.
 
 Both sides run alternately (`repeats` times, seed = repeat index); run time is the median over repeats, compile
-time the median of as many ahead-of-time lower + compiles per side, alternating too. The return is each
-run's last-20-episode mean.
+time the median of at least 5 ahead-of-time lower + compiles per side (`anakin_ppo.COMPILE_REPEATS`), alternating
+too. The return is each run's last-20-episode mean.
 
     python benchmarks/anakin_dqn.py [--quick] [--out benchmarks/results]
 

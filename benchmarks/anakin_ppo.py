@@ -8,8 +8,8 @@ with the same numbers where PPOConfig has them (no annealing, no value clipping:
 `launch.engines.anakin` (the code `--launch anakin` runs): one jitted call of all 976 updates on each side.
 
 Both sides run alternately (`repeats` times, seed = repeat index); run time is the median over repeats, compile
-time the median of as many ahead-of-time lower + compiles per side, alternating too. The return is each
-run's last-20-episode mean.
+time the median of at least 5 ahead-of-time lower + compiles per side (`anakin_ppo.COMPILE_REPEATS`), alternating
+too. The return is each run's last-20-episode mean.
 
     python benchmarks/anakin_ppo.py [--quick] [--out benchmarks/results]
 """
@@ -235,11 +235,22 @@ def compile_side_by_side(agent, iterations: int, baseline, repeats: int = 1):
     return (*compiled["ours"], *compiled["baseline"], median["ours"], median["baseline"])
 
 
+# Compiles per side, at least: one compile on the 2-core VM varies by 10-30% from one to the next (TD3's bare
+# loop took 3.9 s in one quick run and 5.3 s in the next, 2026-12-01), so two, quick mode's repeats, decide nothing.
+COMPILE_REPEATS = 5
+
+
+def compile_repeats(repeats: int) -> int:
+    """Compiles per side for a comparison of `repeats` runs per side: `repeats`, and at least `COMPILE_REPEATS`."""
+    return max(repeats, COMPILE_REPEATS)
+
+
 def compile_note(repeats: int, ours, baseline) -> str:
-    """The compile row's note from `compile_side_by_side`'s two medians: CPU s, and XLA's compiles' wall s."""
-    return (f"ahead-of-time lower + compile, median of {repeats} per side; CPU s {ours[1]:.1f} vs {baseline[1]:.1f}; "
-            f"XLA's compiles {ours[2]:.1f} vs {baseline[2]:.1f} s (summed over programs; ours compiles its init, a "
-            f"program of its own, beside its chunk)")
+    """The compile row's note from `compile_side_by_side`'s two medians (`repeats` runs per side): CPU s, and XLA's
+    compiles' wall s."""
+    return (f"ahead-of-time lower + compile, median of {compile_repeats(repeats)} per side; CPU s {ours[1]:.1f} vs "
+            f"{baseline[1]:.1f}; XLA's compiles {ours[2]:.1f} vs {baseline[2]:.1f} s (summed over programs; ours "
+            f"compiles its init, a program of its own, beside its chunk)")
 
 
 def compile_fields(ours, baseline) -> dict:
@@ -271,10 +282,12 @@ def alternate_pairs(repeats: int, run_ours, run_baseline, return_label: str = "r
 def paired_runs(agent, iterations: int, baseline, repeats: int, baseline_env_steps: Optional[int] = None,
                 return_label: str = "return"):
     """Our Anakin `agent` (one seed, one `iterations`-long chunk) and a bare loop's `baseline(key)` (episode
-    returns, NaN where none ended), compiled apart (`compile_side_by_side`) and run alternately `repeats` times
+    returns, NaN where none ended), compiled apart (`compile_side_by_side`, `compile_repeats(repeats)` times
+    per side) and run alternately `repeats` times
     (`alternate_pairs`). With `baseline_env_steps` each record carries its env steps (ours counted from its
     outputs, the baseline's given). Returns (runs, ours_compile, baseline_compile)."""
-    init, chunk, compiled, ours_compile, baseline_compile = compile_side_by_side(agent, iterations, baseline, repeats)
+    init, chunk, compiled, ours_compile, baseline_compile = compile_side_by_side(
+        agent, iterations, baseline, compile_repeats(repeats))
     counted = baseline_env_steps is not None
 
     def run_ours(seed):

@@ -17,8 +17,8 @@ sequences (each copied out of the environments' newest rows once complete), samp
 One jitted call of all iterations on each side.
 
 Both sides run alternately (`repeats` times, seed = repeat index); run time is the median over repeats, compile
-time the median of as many ahead-of-time lower + compiles per side, alternating too. The return is each
-run's last-20-episode mean.
+time the median of at least 5 ahead-of-time lower + compiles per side (`anakin_ppo.COMPILE_REPEATS`), alternating
+too. The return is each run's last-20-episode mean.
 
     python benchmarks/anakin_recurrent.py [--agent impala r2d2] [--quick] [--out benchmarks/results]
 
