@@ -49,8 +49,10 @@ def anakin_ppo_at_scale(size: str):
     env_steps = num_envs * num_steps * updates
     agent = make_ours(num_envs, num_steps, env_steps)
     iterations = env_steps // agent.rows_per_iteration
+    # One compile per run: a lent device's minutes are few, and this section's goal is the run's rate.
     runs, ours_compile, baseline_compile = paired_runs(
-        agent, iterations, make_baseline(num_envs, num_steps, updates), repeats, baseline_env_steps=env_steps)
+        agent, iterations, make_baseline(num_envs, num_steps, updates), repeats, baseline_env_steps=env_steps,
+        compiles=repeats)
     rates = {side: statistics.median(env_steps / run["seconds"] for run in runs[side]) for side in runs}
     label = f"Anakin PPO, gymnax CartPole, {num_envs} envs x {num_steps} steps"
     rows = [

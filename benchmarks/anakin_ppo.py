@@ -280,14 +280,14 @@ def alternate_pairs(repeats: int, run_ours, run_baseline, return_label: str = "r
 
 
 def paired_runs(agent, iterations: int, baseline, repeats: int, baseline_env_steps: Optional[int] = None,
-                return_label: str = "return"):
+                return_label: str = "return", compiles: Optional[int] = None):
     """Our Anakin `agent` (one seed, one `iterations`-long chunk) and a bare loop's `baseline(key)` (episode
-    returns, NaN where none ended), compiled apart (`compile_side_by_side`, `compile_repeats(repeats)` times
-    per side) and run alternately `repeats` times
-    (`alternate_pairs`). With `baseline_env_steps` each record carries its env steps (ours counted from its
-    outputs, the baseline's given). Returns (runs, ours_compile, baseline_compile)."""
+    returns, NaN where none ended), compiled apart `compiles` times per side (`compile_side_by_side`; None:
+    `compile_repeats(repeats)`) and run alternately `repeats` times (`alternate_pairs`). With `baseline_env_steps`
+    each record carries its env steps (ours counted from its outputs, the baseline's given). Returns (runs,
+    ours_compile, baseline_compile)."""
     init, chunk, compiled, ours_compile, baseline_compile = compile_side_by_side(
-        agent, iterations, baseline, compile_repeats(repeats))
+        agent, iterations, baseline, compiles or compile_repeats(repeats))
     counted = baseline_env_steps is not None
 
     def run_ours(seed):
