@@ -18,7 +18,7 @@ Both sides run alternately (`repeats` times, seed = repeat index); run time is t
 time the median of at least 5 ahead-of-time lower + compiles per side (`anakin_ppo.COMPILE_REPEATS`), alternating
 too. The return is each run's last-20-episode mean.
 
-    python benchmarks/anakin_dqn.py [--quick] [--out benchmarks/results]
+    python benchmarks/anakin_dqn.py [--quick] [--repeats N] [--out benchmarks/results]
 
 The record goes to `anakin_dqn.json`.
 """
@@ -26,6 +26,7 @@ The record goes to `anakin_dqn.json`.
 import functools
 import os
 import sys
+from typing import Optional
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -172,12 +173,12 @@ def make_baseline(iterations: int, config):
     return train
 
 
-def compare(quick: bool, out=None) -> None:
+def compare(quick: bool, out=None, repeats: Optional[int] = None) -> None:
     """Our Anakin DQN (its default config) against `make_baseline`, side by side
     (`anakin_off_policy.side_by_side`): prints the rows, writes `anakin_dqn.json`."""
     from agents.dqn import DQNConfig
 
-    repeats, total_steps = (2, 20_000) if quick else (3, 100_000)
+    repeats, total_steps = (repeats or 2, 20_000) if quick else (repeats or 3, 100_000)
     config = DQNConfig()
 
     import launch  # noqa: F401  (import order: JAX substrate before anything else)
@@ -198,7 +199,7 @@ def compare(quick: bool, out=None) -> None:
 
 def main() -> None:
     args = side_by_side_arguments(__doc__, "20k environment steps and 2 repeats, not 100k and 3")
-    compare(args.quick, args.out)
+    compare(args.quick, args.out, args.repeats)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ them at 26 (`acmelike/anakin/jaxmarl.py`). Rates are therefore per *environment 
 
 Today's stack only (jaxmarl needs Python >= 3.11): elsewhere the JSON and rows say so.
 
-    .venv-latest/bin/python benchmarks/anakin_ippo.py [--quick] [--out DIR]
+    .venv/bin/python benchmarks/anakin_ippo.py [--quick] [--repeats N] [--out DIR]
 """
 
 import argparse
@@ -129,11 +129,14 @@ def make_baseline(num_updates: int):
 
 
 def main() -> None:
+    from benchmarks.anakin_ppo import add_repeats_argument
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="2 repeats of 100k rows instead of 5 of 500k")
+    add_repeats_argument(parser)
     parser.add_argument("--out", default=None, help="results directory (default benchmarks/results)")
     args = parser.parse_args()
-    repeats, total_rows = (2, 100_000) if args.quick else (5, 500_000)
+    repeats, total_rows = (args.repeats or 2, 100_000) if args.quick else (args.repeats or 5, 500_000)
     payload = header("anakin_ippo", quick=args.quick, seeds=list(range(repeats)),
                      packages=["jax", "jaxlib", "flax", "optax", "jaxmarl", "numpy"])
     try:

@@ -18,13 +18,14 @@ Both sides run alternately (`repeats` times, seed = repeat index); run time is t
 time the median of at least 5 ahead-of-time lower + compiles per side (`anakin_ppo.COMPILE_REPEATS`), alternating
 too. The return is each run's last-20-episode mean.
 
-    python benchmarks/anakin_muzero.py [--quick] [--out benchmarks/results]
+    python benchmarks/anakin_muzero.py [--quick] [--repeats N] [--out benchmarks/results]
 
 The record goes to `anakin_muzero.json`.
 """
 
 import os
 import sys
+from typing import Optional
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -115,12 +116,12 @@ def make_baseline(iterations: int, config):
     return bare_loop(iterations, 1, init_learner, act, learn, environment=ENVIRONMENT)
 
 
-def compare(quick: bool, out=None) -> None:
+def compare(quick: bool, out=None, repeats: Optional[int] = None) -> None:
     """Our Anakin MuZero (`FIELDS`) against `make_baseline`, side by side (`anakin_off_policy.side_by_side`):
     prints the rows, writes `anakin_muzero.json`."""
     from agents.muzero import MuZeroConfig
 
-    repeats, total_steps = (2, 4_000) if quick else (3, 20_000)
+    repeats, total_steps = (repeats or 2, 4_000) if quick else (repeats or 3, 20_000)
     config = MuZeroConfig(**FIELDS)
 
     import launch  # noqa: F401  (import order: JAX substrate before anything else)
@@ -141,7 +142,7 @@ def compare(quick: bool, out=None) -> None:
 
 def main() -> None:
     args = side_by_side_arguments(__doc__, "4k environment steps and 2 repeats, not 20k and 3")
-    compare(args.quick, args.out)
+    compare(args.quick, args.out, args.repeats)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ Both sides run alternately (`repeats` times, seed = repeat index); run time is t
 time the median of at least 5 ahead-of-time lower + compiles per side (`anakin_ppo.COMPILE_REPEATS`), alternating
 too. The return is each run's last-20-episode mean.
 
-    python benchmarks/anakin_off_policy.py [--agent td3 d4pg mpo] [--quick] [--out benchmarks/results]
+    python benchmarks/anakin_off_policy.py [--agent td3 d4pg mpo] [--quick] [--repeats N] [--out benchmarks/results]
 
 Each agent's record goes to `anakin_<agent>.json` (the report's `anakin_td3`, `anakin_d4pg`, `anakin_mpo`).
 """
@@ -33,13 +33,14 @@ import argparse
 import os
 import statistics
 import sys
+from typing import Optional
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
-from benchmarks.anakin_ppo import compile_fields, compile_note, paired_runs  # noqa: E402
+from benchmarks.anakin_ppo import add_repeats_argument, compile_fields, compile_note, paired_runs  # noqa: E402
 from benchmarks.common import finish, header, print_rows, result_row, write_json  # noqa: E402
 
 NUM_ENVS, SGD_STEPS, BATCH, MIN_REPLAY, MAX_REPLAY = 8, 8, 256, 1_000, 1_000_000
@@ -361,10 +362,10 @@ def _our_config(name: str):
 BASELINES = {"td3": td3_baseline, "d4pg": d4pg_baseline, "mpo": mpo_baseline}
 
 
-def compare(name: str, config, make_baseline, quick: bool, out=None) -> None:
+def compare(name: str, config, make_baseline, quick: bool, out=None, repeats: Optional[int] = None) -> None:
     """Our Anakin form of agent `name` under `config` against its bare loop (`make_baseline(iterations)`, a
     `bare_loop`), side by side: prints the rows, writes `anakin_<name>.json`."""
-    repeats, total_steps = (2, 4_000) if quick else (3, 20_000)
+    repeats, total_steps = (repeats or 2, 4_000) if quick else (repeats or 3, 20_000)
     iterations = total_steps // NUM_ENVS
 
     import launch  # noqa: F401  (import order: JAX substrate before anything else)
@@ -424,13 +425,14 @@ def side_by_side(name: str, agent, baseline, total_steps: int, repeats: int, qui
 
 
 def side_by_side_arguments(doc: str, quick: str, agents=None) -> argparse.Namespace:
-    """The command line of a `side_by_side` benchmark: `--quick` (`quick` says what it shortens), `--out`, and
-    with `agents` (names) `--agent`, one or more of them (default: all, one after another)."""
+    """The command line of a `side_by_side` benchmark: `--quick` (`quick` says what it shortens), `--repeats`,
+    `--out`, and with `agents` (names) `--agent`, one or more of them (default: all, one after another)."""
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     if agents is not None:
         parser.add_argument("--agent", choices=sorted(agents), nargs="*", default=list(agents),
                             help="the agents to compare (default: all, one after another)")
     parser.add_argument("--quick", action="store_true", help=quick)
+    add_repeats_argument(parser)
     parser.add_argument("--out", default=None, help="results directory (default benchmarks/results)")
     return parser.parse_args()
 
@@ -439,7 +441,7 @@ def main() -> None:
     args = side_by_side_arguments(__doc__, "4k environment steps and 2 repeats, not 20k and 3", agents=BASELINES)
     for name in args.agent:
         print(f"-- {name}", flush=True)
-        compare(name, _our_config(name), BASELINES[name], args.quick, args.out)
+        compare(name, _our_config(name), BASELINES[name], args.quick, args.out, args.repeats)
 
 
 if __name__ == "__main__":

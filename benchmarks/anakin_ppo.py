@@ -11,7 +11,7 @@ Both sides run alternately (`repeats` times, seed = repeat index); run time is t
 time the median of at least 5 ahead-of-time lower + compiles per side (`anakin_ppo.COMPILE_REPEATS`), alternating
 too. The return is each run's last-20-episode mean.
 
-    python benchmarks/anakin_ppo.py [--quick] [--out benchmarks/results]
+    python benchmarks/anakin_ppo.py [--quick] [--repeats N] [--out benchmarks/results]
 """
 
 import argparse
@@ -240,6 +240,14 @@ def compile_side_by_side(agent, iterations: int, baseline, repeats: int = 1):
 COMPILE_REPEATS = 5
 
 
+def add_repeats_argument(parser: argparse.ArgumentParser) -> None:
+    """`--repeats N`: same-seed pairs of runs per side, in place of the mode's (quick 2, full 3 or 5). On the 2-core
+    VM one side's identical runs vary by 20% or more (PPO's bare loop: 3.96 to 5.91 s within one process), so a
+    ratio of two pairs moves by about 0.1; more pairs narrow it."""
+    parser.add_argument("--repeats", type=int, default=None, metavar="N",
+                        help="same-seed run pairs (default: quick 2, full mode's own)")
+
+
 def compile_repeats(repeats: int) -> int:
     """Compiles per side for a comparison of `repeats` runs per side: `repeats`, and at least `COMPILE_REPEATS`."""
     return max(repeats, COMPILE_REPEATS)
@@ -310,9 +318,10 @@ def paired_runs(agent, iterations: int, baseline, repeats: int, baseline_env_ste
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="2 repeats instead of 5")
+    add_repeats_argument(parser)
     parser.add_argument("--out", default=None, help="results directory (default benchmarks/results)")
     args = parser.parse_args()
-    repeats = 2 if args.quick else 5
+    repeats = args.repeats or (2 if args.quick else 5)
     payload = header("anakin_ppo", quick=args.quick, seeds=list(range(repeats)),
                      packages=["jax", "jaxlib", "flax", "optax", "gymnax", "numpy"])
 

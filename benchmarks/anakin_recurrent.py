@@ -20,13 +20,14 @@ Both sides run alternately (`repeats` times, seed = repeat index); run time is t
 time the median of at least 5 ahead-of-time lower + compiles per side (`anakin_ppo.COMPILE_REPEATS`), alternating
 too. The return is each run's last-20-episode mean.
 
-    python benchmarks/anakin_recurrent.py [--agent impala r2d2] [--quick] [--out benchmarks/results]
+    python benchmarks/anakin_recurrent.py [--agent impala r2d2] [--quick] [--repeats N] [--out benchmarks/results]
 
 Each agent's record goes to `anakin_<agent>.json` (the report's `anakin_impala`, `anakin_r2d2`).
 """
 
 import os
 import sys
+from typing import Optional
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -237,10 +238,10 @@ def _our_config(name: str):
 BASELINES = {"impala": impala_baseline, "r2d2": r2d2_baseline}
 
 
-def compare(name: str, quick: bool, out=None) -> None:
+def compare(name: str, quick: bool, out=None, repeats: Optional[int] = None) -> None:
     """Our Anakin form of agent `name` (its default config) against its bare loop, side by side
     (`anakin_off_policy.side_by_side`): prints the rows, writes `anakin_<name>.json`."""
-    repeats, total_steps = (2, 8_000) if quick else (3, 40_000)
+    repeats, total_steps = (repeats or 2, 8_000) if quick else (repeats or 3, 40_000)
     config = _our_config(name)
 
     import launch  # noqa: F401  (import order: JAX substrate before anything else)
@@ -262,7 +263,7 @@ def main() -> None:
     args = side_by_side_arguments(__doc__, "8k environment steps and 2 repeats, not 40k and 3", agents=BASELINES)
     for name in args.agent:
         print(f"-- {name}", flush=True)
-        compare(name, args.quick, args.out)
+        compare(name, args.quick, args.out, args.repeats)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ Both sides run alternately (`repeats` times, seed = repeat index); run time is t
 time the median of at least 5 ahead-of-time lower + compiles per side (`anakin_ppo.COMPILE_REPEATS`), alternating
 too. The return is each run's last-20-episode mean.
 
-    python benchmarks/anakin_sac.py [--quick] [--out benchmarks/results]
+    python benchmarks/anakin_sac.py [--quick] [--repeats N] [--out benchmarks/results]
 """
 
 import os
@@ -116,7 +116,7 @@ def main() -> None:
     from agents.sac import SACConfig
 
     config = SACConfig(**COMMON_CONFIG, policy_learning_rate=LR, critic_learning_rate=LR, temperature_learning_rate=LR)
-    compare("sac", config, make_baseline, args.quick, args.out)
+    compare("sac", config, make_baseline, args.quick, args.out, args.repeats)
 
 
 if __name__ == "__main__":
