@@ -129,7 +129,7 @@ def make_baseline(num_updates: int):
 
 
 def main() -> None:
-    from benchmarks.anakin_ppo import add_repeats_argument
+    from benchmarks.anakin_ppo import add_repeats_argument, compile_fields, compile_note, paired_runs
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="2 repeats of 100k rows instead of 5 of 500k")
@@ -153,7 +153,6 @@ def main() -> None:
     import jax.numpy as jnp
 
     from agents.ippo import IPPOConfig
-    from benchmarks.anakin_ppo import compile_fields, compile_note, paired_runs
     from launch.engines.anakin import AnakinConfig, make_agent
 
     config = IPPOConfig(

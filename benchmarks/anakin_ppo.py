@@ -244,7 +244,12 @@ def add_repeats_argument(parser: argparse.ArgumentParser) -> None:
     """`--repeats N`: same-seed pairs of runs per side, in place of the mode's (quick 2, full 3 or 5). On the 2-core
     VM one side's identical runs vary by 20% or more (PPO's bare loop: 3.96 to 5.91 s within one process), so a
     ratio of two pairs moves by about 0.1; more pairs narrow it."""
-    parser.add_argument("--repeats", type=int, default=None, metavar="N",
+    def pairs(text: str) -> int:
+        if not text.isdigit() or int(text) < 1:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number of run pairs: give a whole number >= 1")
+        return int(text)
+
+    parser.add_argument("--repeats", type=pairs, default=None, metavar="N",
                         help="same-seed run pairs (default: quick 2, full mode's own)")
 
 
